@@ -1,0 +1,5 @@
+package devices
+
+// Ifb (intermediate functional block) is as cheap as dummy and built into
+// many kernels that lack dummy.
+var Ifb = register(&Kind{Name: "ifb", Module: "ifb", Config: "CONFIG_IFB"})

@@ -1,0 +1,145 @@
+package devices
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// Kind is the factory of one link kind.
+type Kind struct {
+	// Name is the IFLA_INFO_KIND and the name on the command line.
+	Name string
+	// Module is the kernel module that provides the kind.
+	Module string
+	// Config is the Kconfig symbol that builds it.
+	Config string
+	// NeedsLower reports that each link sits on a lower device (IFLA_LINK).
+	NeedsLower bool
+	// PerLower caps the links one lower device can carry (vlan: 4094 ids);
+	// 0 means no cap.
+	PerLower int
+	// Fallback names the devices the module creates by itself in every
+	// namespace (tunl0, gre0, ...). They are never devbulk's.
+	Fallback []string
+	// MaxCount caps the links of one run (tunnels: the remote address range).
+	MaxCount int
+
+	// check validates the kind's own options.
+	check func(o Options) error
+	// assign fills the kind's own fields of the i-th link of a run.
+	assign func(l *Link, i int, o Options)
+	// data adds the kind's IFLA_INFO_DATA, if it has one.
+	data func(l *Link, info *nl.RtAttr)
+	// ipArgs is the kind's part of an `ip link add` line, after "type".
+	ipArgs func(l *Link) string
+}
+
+// MaxCount is the most links one run creates, whatever the kind.
+const MaxCount = 100000
+
+var registry = map[string]*Kind{}
+
+func register(k *Kind) *Kind {
+	if k.MaxCount == 0 {
+		k.MaxCount = MaxCount
+	}
+	registry[k.Name] = k
+	return k
+}
+
+// Lookup returns the factory of a kind, or an error that lists the valid ones.
+func Lookup(name string) (*Kind, error) {
+	if k, ok := registry[name]; ok {
+		return k, nil
+	}
+	return nil, fmt.Errorf("unknown kind %q (valid: %s)", name, strings.Join(Names(), ", "))
+}
+
+// All returns every kind, sorted by name.
+func All() []*Kind {
+	ks := make([]*Kind, 0, len(registry))
+	for _, k := range registry {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
+	return ks
+}
+
+// Names returns the names of every kind, sorted.
+func Names() []string {
+	var names []string
+	for _, k := range All() {
+		names = append(names, k.Name)
+	}
+	return names
+}
+
+// Link is one link to create.
+type Link struct {
+	Kind  *Kind
+	Name  string
+	Group uint32
+	Up    bool
+	// Lower and LowerName identify the lower device (vlan, macvlan).
+	Lower     int32
+	LowerName string
+
+	VlanID    uint16
+	VlanProto uint16     // unix.ETH_P_8021Q or unix.ETH_P_8021AD
+	Remote    netip.Addr // ipip, gre, gretap
+	VNI       uint32     // vxlan
+	Peer      string     // veth
+}
+
+// Message returns the RTM_NEWLINK request that creates l, laid out as
+// vishvananda/netlink's LinkAdd lays it out.
+func (l *Link) Message() []byte {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, unix.NLM_F_CREATE|unix.NLM_F_EXCL|unix.NLM_F_ACK)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	if l.Up {
+		msg.Change = unix.IFF_UP
+		msg.Flags = unix.IFF_UP
+	}
+	req.AddData(msg)
+	if l.Lower != 0 {
+		req.AddData(nl.NewRtAttr(unix.IFLA_LINK, nl.Uint32Attr(uint32(l.Lower))))
+	}
+	req.AddData(nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(l.Name)))
+	if l.Group != 0 {
+		req.AddData(nl.NewRtAttr(unix.IFLA_GROUP, nl.Uint32Attr(l.Group)))
+	}
+	info := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
+	info.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated(l.Kind.Name))
+	if l.Kind.data != nil {
+		l.Kind.data(l, info)
+	}
+	req.AddData(info)
+	return req.Serialize()
+}
+
+// IPCommand returns the `ip -batch` line that creates the same link with
+// iproute2, for side-by-side comparisons.
+func (l *Link) IPCommand() string {
+	var b strings.Builder
+	b.WriteString("link add ")
+	if l.LowerName != "" {
+		fmt.Fprintf(&b, "link %s ", l.LowerName)
+	}
+	fmt.Fprintf(&b, "name %s", l.Name)
+	if l.Group != 0 {
+		fmt.Fprintf(&b, " group %d", l.Group)
+	}
+	if l.Up {
+		b.WriteString(" up")
+	}
+	b.WriteString(" type " + l.Kind.Name)
+	if l.Kind.ipArgs != nil {
+		b.WriteString(" " + l.Kind.ipArgs(l))
+	}
+	return b.String()
+}

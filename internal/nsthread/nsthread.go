@@ -1,0 +1,57 @@
+// Package nsthread runs code inside a network namespace without moving any
+// goroutine the rest of the program uses.
+//
+// setns(2) changes the namespace of one OS thread. As in containernetworking's
+// pkg/ns, every closure here runs on a fresh goroutine locked to its own OS
+// thread that is never unlocked: when the goroutine returns, the Go runtime
+// destroys the thread, so a namespace switch can never leak to other code.
+package nsthread
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Current names the calling process's own network namespace in Run.
+const Current = netns.NsHandle(-1)
+
+// Run calls fn on a dedicated OS thread whose network namespace is ns
+// (Current: the namespace of the process's threads), waits, and returns fn's error.
+// Processes that fn starts with os/exec inherit ns.
+func Run(ns netns.NsHandle, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked on purpose: the thread dies with this goroutine.
+		runtime.LockOSThread()
+		if ns != Current {
+			if err := netns.Set(ns); err != nil {
+				errc <- fmt.Errorf("setns: %w", err)
+				return
+			}
+		}
+		errc <- fn()
+	}()
+	return <-errc
+}
+
+// New creates a network namespace held only by the returned handle (and by
+// whatever is later created inside it). Closing the handle releases it: the
+// kernel then dismantles it, with every device inside, asynchronously.
+func New() (netns.NsHandle, error) {
+	h := netns.None()
+	err := Run(Current, func() error {
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+		}
+		fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open new netns: %w", err)
+		}
+		h = netns.NsHandle(fd)
+		return nil
+	})
+	return h, err
+}

@@ -1,0 +1,158 @@
+package nlbatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Result is the outcome of one request.
+type Result struct {
+	// Err is nil when the kernel ACKed success, *Error when it refused,
+	// ErrAckLost when the ACK was dropped, or the send error when the request
+	// never reached the kernel.
+	Err error
+	// Sent reports whether the request reached the kernel. Requests left
+	// unsent (context cancelled, or a failed send) have Sent false.
+	Sent bool
+	// Latency is the time from the start of the sendmsg that carried the
+	// request to the reading of its ACK.
+	Latency time.Duration
+	// Replies holds the messages other than the ACK that answered the
+	// request (for example the link echoed by NLM_F_ECHO).
+	Replies [][]byte
+}
+
+// Stats describes how Execute used the socket.
+type Stats struct {
+	Requests int // requests given
+	Sends    int // sendmsg calls
+	// FirstWindow and LastWindow are the window at the start and at the end;
+	// they differ when overruns shrank it.
+	FirstWindow, LastWindow int
+	Overruns                int // receive-buffer overruns (ENOBUFS) seen
+	AcksLost                int // requests whose ACK was dropped
+}
+
+// Execute sends reqs, window requests per sendmsg (0: Conn.Window, which
+// fits the receive buffer), and returns one Result per request, in order.
+// Window 1 is the classic one-request-then-wait loop.
+//
+// Each request must be one serialized netlink message; Execute writes its
+// sequence number and sets NLM_F_REQUEST|NLM_F_ACK in place, so every
+// request, successful or not, is answered.
+// When ctx is done, Execute stops before the next sendmsg; requests not sent
+// are marked unsent with ctx's error. The returned error is only for a broken
+// socket; per-request failures are in the results.
+func (c *Conn) Execute(ctx context.Context, reqs [][]byte, window int) ([]Result, Stats, error) {
+	auto := window <= 0
+	if auto {
+		window = c.window
+	}
+	st := Stats{Requests: len(reqs), FirstWindow: window}
+	res := make([]Result, len(reqs))
+	pending := make(map[uint32]int, window)
+
+	for i := 0; i < len(reqs); {
+		if err := ctx.Err(); err != nil {
+			markUnsent(res[i:], err)
+			break
+		}
+		// Fill one datagram: at most window requests, and smaller than the
+		// send buffer (the kernel refuses larger ones with EMSGSIZE).
+		out := c.buf[:0]
+		end := i
+		for end < len(reqs) && end-i < window {
+			if len(out) > 0 && len(out)+len(reqs[end]) > c.sndbuf-64 {
+				break
+			}
+			seq := c.nextSeq()
+			if err := stamp(reqs[end], seq, unix.NLM_F_ACK); err != nil {
+				return res, st, fmt.Errorf("request %d: %w", end, err)
+			}
+			pending[seq] = end
+			out = append(out, reqs[end]...)
+			end++
+		}
+		c.buf = out[:0]
+
+		start := time.Now()
+		st.Sends++
+		if err := c.t.send(out); err != nil {
+			clear(pending)
+			markUnsent(res[i:], fmt.Errorf("sendmsg: %w", err))
+			return res, st, fmt.Errorf("sendmsg: %w", err)
+		}
+		for j := i; j < end; j++ {
+			res[j].Sent = true
+		}
+		overrun, err := c.drain(pending, res, start)
+		if err != nil {
+			return res, st, err
+		}
+		for _, j := range pending {
+			res[j].Err = ErrAckLost
+			st.AcksLost++
+		}
+		clear(pending)
+		if overrun {
+			st.Overruns++
+			window = max(1, window/2)
+			if auto {
+				c.window = window
+			}
+		}
+		i = end
+	}
+	st.LastWindow = window
+	return res, st, nil
+}
+
+// drain reads every queued reply without blocking and settles the pending
+// requests they answer. The kernel has already executed the whole datagram,
+// so an empty socket means that whatever is still pending lost its ACK.
+func (c *Conn) drain(pending map[uint32]int, res []Result, start time.Time) (overrun bool, err error) {
+	buf := c.buf[:cap(c.buf)]
+	for len(pending) > 0 {
+		n, err := c.t.recv(buf, false)
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			return overrun, nil
+		case errors.Is(err, unix.ENOBUFS):
+			overrun = true
+			continue
+		case err != nil:
+			return overrun, fmt.Errorf("recvmsg: %w", err)
+		}
+		now := time.Since(start)
+		err = splitMessages(buf[:n], func(h header, msg []byte) error {
+			j, ok := pending[h.Seq]
+			if !ok {
+				return nil // not ours (a late reply of an earlier request)
+			}
+			if h.Type != unix.NLMSG_ERROR {
+				res[j].Replies = append(res[j].Replies, append([]byte(nil), msg...))
+				return nil
+			}
+			res[j].Err = parseAck(h.Flags, msg[unix.NLMSG_HDRLEN:])
+			res[j].Latency = now
+			delete(pending, h.Seq)
+			return nil
+		})
+		if err != nil {
+			return overrun, fmt.Errorf("recvmsg: %w", err)
+		}
+	}
+	return overrun, nil
+}
+
+func markUnsent(res []Result, err error) {
+	for i := range res {
+		if !res[i].Sent {
+			res[i].Err = err
+		}
+	}
+}

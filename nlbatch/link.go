@@ -1,0 +1,147 @@
+package nlbatch
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// rtextFilterSkipStats is RTEXT_FILTER_SKIP_STATS (include/uapi/linux/rtnetlink.h).
+const rtextFilterSkipStats = 1 << 3
+
+// Link is what devbulk needs to know of one network device.
+type Link struct {
+	Index  int32
+	Name   string
+	Kind   string // IFLA_INFO_KIND; empty for devices without rtnl ops (lo)
+	Group  uint32
+	Parent int32 // IFLA_LINK: the lower device of a vlan or macvlan
+	Flags  uint32
+}
+
+// Links lists every link of the socket's namespace. Statistics are not
+// requested (RTEXT_FILTER_SKIP_STATS), which keeps dumps of tens of thousands
+// of links small.
+func (c *Conn) Links() ([]Link, error) {
+	var links []Link
+	err := c.Dump(GetLinkRequest(0, ""),
+		func() { links = links[:0] },
+		func(msg []byte) error {
+			l, err := ParseLink(msg)
+			if err != nil {
+				return err
+			}
+			links = append(links, l)
+			return nil
+		})
+	return links, err
+}
+
+// LinkByName looks one link up; the error wraps unix.ENODEV when absent.
+func (c *Conn) LinkByName(name string) (Link, error) {
+	return c.getLink(GetLinkRequest(0, name))
+}
+
+// LinkByIndex looks one link up; the error wraps unix.ENODEV when absent.
+func (c *Conn) LinkByIndex(index int32) (Link, error) {
+	return c.getLink(GetLinkRequest(index, ""))
+}
+
+func (c *Conn) getLink(req []byte) (Link, error) {
+	res, _, err := c.Execute(context.Background(), [][]byte{req}, 1)
+	if err != nil {
+		return Link{}, err
+	}
+	r := res[0]
+	if r.Err != nil {
+		return Link{}, r.Err
+	}
+	for _, m := range r.Replies {
+		if binary.NativeEndian.Uint16(m[4:6]) == unix.RTM_NEWLINK {
+			return ParseLink(m)
+		}
+	}
+	return Link{}, errors.New("RTM_GETLINK: no link in the reply")
+}
+
+// GetLinkRequest builds an RTM_GETLINK for one link by index or name, or,
+// with neither, the request of a dump of all links.
+func GetLinkRequest(index int32, name string) []byte {
+	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, 0)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = index
+	req.AddData(msg)
+	if name != "" {
+		req.AddData(nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(name)))
+	}
+	req.AddData(nl.NewRtAttr(unix.IFLA_EXT_MASK, nl.Uint32Attr(rtextFilterSkipStats)))
+	return req.Serialize()
+}
+
+// DelLinkRequest builds an RTM_DELLINK of one link by index. It never sets
+// NLM_F_CREATE or NLM_F_EXCL: on RTM_DELLINK the EXCL bit means NLM_F_BULK,
+// which the kernel refuses.
+func DelLinkRequest(index int32) []byte {
+	req := nl.NewNetlinkRequest(unix.RTM_DELLINK, 0)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = index
+	req.AddData(msg)
+	return req.Serialize()
+}
+
+// DelGroupRequest builds the RTM_DELLINK that deletes every device of a
+// group in one unregister batch (rtnl_group_dellink): ifindex 0, no name,
+// IFLA_GROUP.
+func DelGroupRequest(group uint32) []byte {
+	req := nl.NewNetlinkRequest(unix.RTM_DELLINK, 0)
+	req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
+	req.AddData(nl.NewRtAttr(unix.IFLA_GROUP, nl.Uint32Attr(group)))
+	return req.Serialize()
+}
+
+// SetGroupRequest builds an RTM_SETLINK that moves one link into a group.
+func SetGroupRequest(index int32, group uint32) []byte {
+	req := nl.NewNetlinkRequest(unix.RTM_SETLINK, 0)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = index
+	req.AddData(msg)
+	req.AddData(nl.NewRtAttr(unix.IFLA_GROUP, nl.Uint32Attr(group)))
+	return req.Serialize()
+}
+
+// ParseLink decodes an RTM_NEWLINK message (header included).
+func ParseLink(msg []byte) (Link, error) {
+	const hdr = unix.NLMSG_HDRLEN
+	if len(msg) < hdr+unix.SizeofIfInfomsg {
+		return Link{}, errShort
+	}
+	info := msg[hdr : hdr+unix.SizeofIfInfomsg]
+	l := Link{
+		Index: int32(binary.NativeEndian.Uint32(info[4:8])),
+		Flags: binary.NativeEndian.Uint32(info[8:12]),
+	}
+	forEachAttr(msg[hdr+unix.SizeofIfInfomsg:], func(typ uint16, v []byte) {
+		switch typ {
+		case unix.IFLA_IFNAME:
+			l.Name = cString(v)
+		case unix.IFLA_GROUP:
+			if len(v) >= 4 {
+				l.Group = binary.NativeEndian.Uint32(v)
+			}
+		case unix.IFLA_LINK:
+			if len(v) >= 4 {
+				l.Parent = int32(binary.NativeEndian.Uint32(v))
+			}
+		case unix.IFLA_LINKINFO:
+			forEachAttr(v, func(typ uint16, v []byte) {
+				if typ == unix.IFLA_INFO_KIND {
+					l.Kind = cString(v)
+				}
+			})
+		}
+	})
+	return l, nil
+}
