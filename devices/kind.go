@@ -143,3 +143,31 @@ func (l *Link) IPCommand() string {
 	}
 	return b.String()
 }
+
+// moduleExtraKinds are link kinds a module provides that devbulk does not
+// create but must recognize (a module unload removes them too).
+var moduleExtraKinds = map[string][]string{"ip_gre": {"erspan"}}
+
+// KindsOfModule returns every IFLA_INFO_KIND the module provides.
+func KindsOfModule(module string) []string {
+	kinds := append([]string(nil), moduleExtraKinds[module]...)
+	for _, k := range All() {
+		if k.Module == module {
+			kinds = append(kinds, k.Name)
+		}
+	}
+	return kinds
+}
+
+// IsFallback reports whether name is a device the kind's module creates by
+// itself in every namespace (tunl0, gre0, ...).
+func IsFallback(name string) bool {
+	for _, k := range registry {
+		for _, f := range k.Fallback {
+			if f == name {
+				return true
+			}
+		}
+	}
+	return false
+}

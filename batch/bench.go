@@ -1,0 +1,210 @@
+package batch
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
+	"golang.org/x/sys/unix"
+)
+
+// BenchOptions describe a bench: every count × delete strategy × repeat is
+// one full create→delete cycle in a fresh throwaway namespace.
+type BenchOptions struct {
+	Kind      *devices.Kind
+	Counts    []int
+	Create    CreateStrategy
+	Deletes   []DeleteStrategy
+	Repeat    int
+	Workers   int    // parallel delete
+	Up        bool   // create links up
+	VlanProto string // vlan: 802.1Q or 802.1ad
+	// Lower is the kind of the lower devices devbulk creates for kinds that
+	// need them (see devices.LowerKind).
+	Lower *devices.Kind
+	// Compare runs the same cycle with iproute2 in its own namespace.
+	Compare bool
+	// Progress, when set, receives one line per step.
+	Progress func(string)
+}
+
+// Prefix is the name prefix of bench links (their namespace is devbulk's own).
+const Prefix = "dbk"
+
+// Bench runs the cycles and returns the report. When ctx ends, the cycle in
+// progress stops and its namespace is released, which removes its devices.
+func Bench(ctx context.Context, o BenchOptions) (*Report, error) {
+	if o.Repeat <= 0 {
+		o.Repeat = 1
+	}
+	r := newReport(o.Kind.Name, o.Up)
+	defer func() { r.MaxRSSKiB = maxRSS() }()
+	for _, n := range o.Counts {
+		for _, d := range o.Deletes {
+			for rep := 1; rep <= o.Repeat; rep++ {
+				o.progress("N=%d rep %d/%d: %s create, %s delete", n, rep, o.Repeat, o.Create, d)
+				c, err := cycle(ctx, o, n, d)
+				if err != nil {
+					return r, fmt.Errorf("N=%d %s delete, repeat %d: %w", n, d, rep, err)
+				}
+				c.Repeat = rep
+				if o.Compare {
+					o.progress("N=%d rep %d/%d: iproute2", n, rep, o.Repeat)
+					if c.IPCreate, c.IPDelete, err = ipCycle(ctx, o, n, d); err != nil {
+						return r, fmt.Errorf("N=%d iproute2, repeat %d: %w", n, rep, err)
+					}
+				}
+				r.Runs = append(r.Runs, c)
+			}
+		}
+	}
+	return r, nil
+}
+
+func (o BenchOptions) progress(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+// stage is a throwaway namespace with a run's lower devices in place and
+// its links planned.
+type stage struct {
+	ns    *Namespace
+	conn  *nlbatch.Conn
+	set   *Set
+	links []devices.Link
+}
+
+func newStage(o BenchOptions, n int) (*stage, error) {
+	ns, err := NewNamespace()
+	if err != nil {
+		return nil, err
+	}
+	st := &stage{ns: ns}
+	if st.conn, err = ns.Dial(); err != nil {
+		ns.Release()
+		return nil, err
+	}
+	st.set = &Set{Kind: o.Kind, Group: FreshGroup(nil, nil), Prefix: Prefix}
+	opts := devices.Options{Count: n, Prefix: Prefix, Group: st.set.Group, Up: o.Up, VlanProto: o.VlanProto}
+	var lowerNames []string
+	if need := o.Kind.LowersNeeded(n); need > 0 {
+		if o.Lower == nil {
+			st.release()
+			return nil, fmt.Errorf("%w: %s needs a lower device kind (dummy or ifb)", ErrUnsupported, o.Kind.Name)
+		}
+		lowers, err := o.Lower.Plan(devices.Options{Count: need, Prefix: Prefix + "l", Group: st.set.Group, Up: o.Up})
+		if err != nil {
+			st.release()
+			return nil, err
+		}
+		if _, ok, err := Create(context.Background(), st.conn, lowers, CreatePipelined); err != nil || !all(ok) {
+			st.release()
+			return nil, fmt.Errorf("creating lower devices: %v", err)
+		}
+		for i := range lowers {
+			l, err := st.conn.LinkByName(lowers[i].Name)
+			if err != nil {
+				st.release()
+				return nil, err
+			}
+			opts.Lowers = append(opts.Lowers, devices.Lower{Index: l.Index, Name: l.Name})
+			lowerNames = append(lowerNames, l.Name)
+		}
+	}
+	if st.links, err = o.Kind.Plan(opts); err != nil {
+		st.release()
+		return nil, err
+	}
+	if err := st.set.Record(st.conn, nil, lowerNames); err != nil {
+		st.release()
+		return nil, err
+	}
+	return st, nil
+}
+
+// release drops the namespace and waits (unmeasured) until the kernel has
+// dismantled it, so the next cycle does not share the machine with it.
+func (st *stage) release() {
+	st.ns.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, _ = st.ns.WaitFreed(ctx)
+}
+
+func all(ok []bool) bool {
+	for _, b := range ok {
+		if !b {
+			return false
+		}
+	}
+	return true
+}
+
+func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (Cycle, error) {
+	c := Cycle{Count: n}
+	st, err := newStage(o, n)
+	if err != nil {
+		return c, err
+	}
+	defer st.release()
+	p, ok, err := Create(ctx, st.conn, st.links, o.Create)
+	c.Create = p
+	if err != nil {
+		return c, err
+	}
+	if ctx.Err() != nil {
+		return c, ctx.Err()
+	}
+	if !all(ok) {
+		return c, fmt.Errorf("%d of %d links not created: %v", p.Failed, n, p.Errors)
+	}
+	lowerNames := names(st.set.Lowers)
+	if err := st.set.Record(st.conn, linkNames(st.links), lowerNames); err != nil {
+		return c, err
+	}
+	t := Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
+	c.Delete, err = Delete(ctx, t, st.set, d, DeleteOptions{Workers: o.Workers})
+	return c, err
+}
+
+// ipCycle does the cycle's work with iproute2 in a namespace of its own.
+func ipCycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (create, del *Phase, err error) {
+	st, err := newStage(o, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.release()
+	if create, err = ipCreate(st.ns.NS, st.links); err != nil {
+		return create, nil, err
+	}
+	if err := st.set.Record(st.conn, linkNames(st.links), names(st.set.Lowers)); err != nil {
+		return create, nil, err
+	}
+	if len(st.set.Links) != n {
+		return create, nil, fmt.Errorf("ip -batch created %d of %d links", len(st.set.Links), n)
+	}
+	if del, err = ipDelete(st.ns.NS, d, st.set); err != nil || del == nil {
+		return create, del, err
+	}
+	left, _, err := st.set.present(st.conn)
+	if err != nil {
+		return create, del, err
+	}
+	if k := countLinks(left, st.set); k > 0 {
+		return create, del, fmt.Errorf("%w after iproute2: %d of %d", ErrSurvivors, k, n)
+	}
+	return create, del, ctx.Err()
+}
+
+// maxRSS is the process's peak resident set, in KiB.
+func maxRSS() int64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Maxrss
+}

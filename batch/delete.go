@@ -1,0 +1,283 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/vishvananda/netns"
+)
+
+// Target is the namespace a set lives in.
+type Target struct {
+	Conn *nlbatch.Conn
+	NS   netns.NsHandle
+	// Dedicated is set when the namespace is devbulk's own, made for this
+	// set (the netns strategy releases it).
+	Dedicated *Namespace
+}
+
+// DeleteOptions tune Delete.
+type DeleteOptions struct {
+	Workers int // parallel strategy; default 4
+}
+
+// ErrSurvivors reports devices still present after a delete phase.
+var ErrSurvivors = errors.New("devices still present after delete")
+
+// Delete tears the set down with strategy d and measures the phase. Only the
+// set's devices are ever named in a request; a group delete first checks that
+// the group holds nothing else. Afterwards the namespace is listed again and
+// survivors are reported (not for netns, whose namespace is gone).
+func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOptions) (Phase, error) {
+	if d == DeleteAuto {
+		d = DeleteGroup
+	}
+	p := Phase{Phase: "delete", Tool: "devbulk", Strategy: string(d), Devices: len(s.Links)}
+	if err := d.Applies(s.Kind, t.Dedicated != nil); err != nil {
+		return p, err
+	}
+	if d == DeleteNetns {
+		return p, deleteNetns(ctx, t, &p)
+	}
+	if d == DeleteModule {
+		if err := ModuleLoaded(s.Kind); err != nil {
+			return p, err
+		}
+		foreign, err := ForeignDevices(s.Kind, s, t.NS)
+		if err != nil {
+			return p, err
+		}
+		if len(foreign) > 0 {
+			return p, fmt.Errorf("refusing to unload %s: it would delete devices devbulk did not create: %s",
+				s.Kind.Module, strings.Join(foreign, ", "))
+		}
+	}
+	mine, all, err := s.present(t.Conn)
+	if err != nil {
+		return p, err
+	}
+	m := startMeter()
+	switch d {
+	case DeleteSerial, DeletePipelined:
+		err = deleteEach(ctx, t.Conn, mine, window(d), &p)
+	case DeleteParallel:
+		err = deleteParallel(ctx, t, mine, o.Workers, &p)
+	case DeleteGroup:
+		err = deleteGroup(ctx, t.Conn, s, mine, all, &p)
+	case DeleteLower:
+		err = deleteLowers(ctx, t.Conn, s, &p)
+	case DeleteModule:
+		err = unloadModule(s.Kind)
+	}
+	m.stop(&p)
+	if err != nil {
+		return p, err
+	}
+	left, _, err := s.present(t.Conn)
+	if err != nil {
+		return p, err
+	}
+	if n := countLinks(left, s); n > 0 {
+		p.Failed = n
+		p.rates()
+		return p, fmt.Errorf("%w: %d of %d", ErrSurvivors, n, len(s.Links))
+	}
+	return p, nil
+}
+
+// countLinks counts the upper links (not the lowers) of s among devs.
+func countLinks(devs []nlbatch.Link, s *Set) int {
+	n := 0
+	for _, l := range devs {
+		for _, r := range s.Links {
+			if r.Index == l.Index {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+func window(d DeleteStrategy) int {
+	if d == DeletePipelined {
+		return 0
+	}
+	return 1
+}
+
+// deleteEach deletes devices one RTM_DELLINK each, window per sendmsg.
+func deleteEach(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link, window int, p *Phase) error {
+	reqs := make([][]byte, len(devs))
+	for i, l := range devs {
+		reqs[i] = nlbatch.DelLinkRequest(l.Index)
+	}
+	res, st, err := c.Execute(ctx, reqs, window)
+	p.noteStats(st)
+	if err != nil {
+		return err
+	}
+	settleDeletes(c, devs, res, p)
+	p.Requests = latencies(res)
+	return nil
+}
+
+// settleDeletes records failures; a lost ACK is settled by a lookup.
+func settleDeletes(c *nlbatch.Conn, devs []nlbatch.Link, res []nlbatch.Result, p *Phase) {
+	for i, r := range res {
+		if errors.Is(r.Err, nlbatch.ErrAckLost) {
+			if _, err := c.LinkByIndex(devs[i].Index); err != nil {
+				r.Err = nil // gone: deleted
+			}
+		}
+		p.noteErrors(wrapName(devs[i].Name, r.Err))
+	}
+}
+
+func wrapName(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// deleteParallel splits devs over workers, each deleting one by one on its
+// own socket.
+func deleteParallel(ctx context.Context, t Target, devs []nlbatch.Link, workers int, p *Phase) error {
+	if workers <= 0 {
+		workers = 4
+	}
+	workers = min(workers, max(1, len(devs)))
+	conns := make([]*nlbatch.Conn, workers)
+	for w := range conns {
+		c, err := nlbatch.Dial(t.NS, nlbatch.Options{})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		conns[w] = c
+	}
+	results := make([]nlbatch.Result, len(devs))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Worker w takes every workers-th device.
+			var mine []nlbatch.Link
+			var idx []int
+			for i := w; i < len(devs); i += workers {
+				mine, idx = append(mine, devs[i]), append(idx, i)
+			}
+			reqs := make([][]byte, len(mine))
+			for i, l := range mine {
+				reqs[i] = nlbatch.DelLinkRequest(l.Index)
+			}
+			res, _, err := conns[w].Execute(ctx, reqs, 1)
+			errs[w] = err
+			for i, r := range res {
+				results[idx[i]] = r
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	settleDeletes(t.Conn, devs, results, p)
+	p.Requests = latencies(results)
+	return nil
+}
+
+// deleteGroup deletes the set in one RTM_DELLINK by group. When the run's
+// group holds devices that are not the set's (or misses some of the set's),
+// it marks the set with a fresh group first (pipelined RTM_SETLINK) and
+// checks the mark before sweeping.
+func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine, all []nlbatch.Link, p *Phase) error {
+	if len(mine) == 0 {
+		return nil
+	}
+	group := s.Group
+	if members(all, group) != len(mine) {
+		group = FreshGroup(all, nil)
+		reqs := make([][]byte, len(mine))
+		for i, l := range mine {
+			reqs[i] = nlbatch.SetGroupRequest(l.Index, group)
+		}
+		res, st, err := c.Execute(ctx, reqs, 0)
+		p.noteStats(st)
+		if err != nil {
+			return err
+		}
+		for i, r := range res {
+			if r.Err != nil {
+				return fmt.Errorf("marking %s with group %d: %w", mine[i].Name, group, r.Err)
+			}
+		}
+		now, err := c.Links()
+		if err != nil {
+			return err
+		}
+		if n := members(now, group); n != len(mine) {
+			return fmt.Errorf("group %d holds %d devices after marking %d: refusing to delete by group", group, n, len(mine))
+		}
+		s.Group = group
+	}
+	res, st, err := c.Execute(ctx, [][]byte{nlbatch.DelGroupRequest(group)}, 1)
+	p.noteStats(st)
+	if err != nil {
+		return err
+	}
+	if err := res[0].Err; err != nil {
+		return fmt.Errorf("delete group %d: %w", group, err)
+	}
+	return nil
+}
+
+func members(links []nlbatch.Link, group uint32) int {
+	n := 0
+	for _, l := range links {
+		if l.Group == group {
+			n++
+		}
+	}
+	return n
+}
+
+// deleteLowers deletes the lower devices devbulk created; the kernel
+// unregisters their upper links in the same batch.
+func deleteLowers(ctx context.Context, c *nlbatch.Conn, s *Set, p *Phase) error {
+	if len(s.Lowers) == 0 {
+		return fmt.Errorf("delete strategy lower: the %s links sit on lower devices devbulk did not create; deleting those is not devbulk's call", s.Kind.Name)
+	}
+	return deleteEach(ctx, c, s.Lowers, 0, p)
+}
+
+// deleteNetns releases the dedicated namespace and waits until the kernel
+// has freed it.
+func deleteNetns(ctx context.Context, t Target, p *Phase) error {
+	m := startMeter()
+	t.Dedicated.Release()
+	released := time.Since(m.start)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	done, err := t.Dedicated.WaitFreed(wctx)
+	m.stop(p)
+	p.ReleaseNS = released.Nanoseconds()
+	p.DrainMethod = DrainMethod
+	if err != nil {
+		p.noteErrors(err)
+		p.DrainMethod = ""
+		return nil // released: the kernel will finish; the drain is unknown
+	}
+	p.DrainNS = done.Sub(m.start).Nanoseconds()
+	p.WallNS = p.DrainNS
+	p.rates()
+	return nil
+}

@@ -1,0 +1,25 @@
+// Package batch creates a run's devices and tears them down through each path
+// the kernel offers, measuring every phase.
+//
+// Creation strategies: serial (one request, wait, next: what `ip link add`
+// loops and netlink.LinkAdd do) and pipelined (many requests per sendmsg).
+//
+// Delete strategies, and the kernel path each exercises:
+//
+//	serial     one RTM_DELLINK at a time: one unregister batch per device
+//	pipelined  many RTM_DELLINK per sendmsg: still one batch per device
+//	parallel   K workers, each serial: concurrent callers share RCU barriers
+//	group      one RTM_DELLINK with IFLA_GROUP: one batch for all
+//	netns      release a namespace dedicated to the devices: the cleanup worker
+//	           dismantles them in one batch, asynchronously
+//	lower      delete the lower devices of vlan/macvlan links: the cascade
+//	           gathers the upper devices into the lower's batch
+//	module     unload the kind's module: every device of the kind, in every
+//	           namespace, in one batch
+//	auto       group: the batch path that is always safe
+//
+// Ownership: a Set names what devbulk created — its group id (non-zero,
+// checked unused), its name prefix and the ifindexes recorded at creation. A
+// device is deleted only when all three match; no strategy touches anything
+// else.
+package batch

@@ -1,0 +1,124 @@
+package batch
+
+import (
+	"slices"
+	"time"
+
+	"github.com/devbulk/devbulk/nlbatch"
+	"golang.org/x/sys/unix"
+)
+
+// Phase is the measurement of one create or delete phase.
+type Phase struct {
+	Phase    string `json:"phase"`    // "create" or "delete"
+	Tool     string `json:"tool"`     // "devbulk" or "iproute2"
+	Strategy string `json:"strategy"` // see CreateStrategy and DeleteStrategy
+	Devices  int    `json:"devices"`  // links the phase is about (lower devices not counted)
+	Failed   int    `json:"failed"`   // links the phase could not create or delete
+	// WallNS is the phase's wall time: until the kernel said every device was
+	// done (for netns: until the namespace was freed, see DrainMethod).
+	WallNS int64 `json:"wall_ns"`
+	// UserNS and SysNS are the CPU time of the process doing the phase
+	// (devbulk itself, or the ip command).
+	UserNS        int64   `json:"user_ns"`
+	SysNS         int64   `json:"sys_ns"`
+	DevicesPerSec float64 `json:"devices_per_sec"`
+	MsPerDevice   float64 `json:"ms_per_device"`
+	// Requests is the per-request send-to-ACK latency, where devices are
+	// handled by individual requests.
+	Requests *Latency `json:"requests,omitempty"`
+	// Netlink socket use.
+	Window   int `json:"window,omitempty"`
+	Overruns int `json:"overruns,omitempty"`
+	AcksLost int `json:"acks_lost,omitempty"`
+	// Netns strategy: when the release returned, when the kernel finished.
+	ReleaseNS   int64  `json:"release_ns,omitempty"`
+	DrainNS     int64  `json:"drain_ns,omitempty"`
+	DrainMethod string `json:"drain_method,omitempty"`
+	// Errors holds the first distinct errors, with the kernel's text.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Latency summarizes per-request latencies, in nanoseconds.
+type Latency struct {
+	Count int   `json:"count"`
+	P50   int64 `json:"p50_ns"`
+	P99   int64 `json:"p99_ns"`
+	Max   int64 `json:"max_ns"`
+}
+
+// meter measures the wall and CPU time of a phase done by this process.
+type meter struct {
+	start time.Time
+	ru    unix.Rusage
+}
+
+func startMeter() meter {
+	m := meter{}
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &m.ru)
+	m.start = time.Now()
+	return m
+}
+
+// stop fills the phase's times and rates.
+func (m meter) stop(p *Phase) {
+	wall := time.Since(m.start)
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	p.WallNS = wall.Nanoseconds()
+	p.UserNS = tvDiff(ru.Utime, m.ru.Utime)
+	p.SysNS = tvDiff(ru.Stime, m.ru.Stime)
+	p.rates()
+}
+
+func (p *Phase) rates() {
+	if n := p.Devices - p.Failed; n > 0 && p.WallNS > 0 {
+		p.DevicesPerSec = float64(n) / (float64(p.WallNS) / 1e9)
+		p.MsPerDevice = float64(p.WallNS) / 1e6 / float64(n)
+	}
+}
+
+func tvDiff(a, b unix.Timeval) int64 {
+	return (a.Sec-b.Sec)*1e9 + int64(a.Usec-b.Usec)*1e3
+}
+
+// latencies summarizes the latencies of the requests that got an answer.
+func latencies(res []nlbatch.Result) *Latency {
+	var ds []int64
+	for _, r := range res {
+		if r.Sent && r.Err != nlbatch.ErrAckLost {
+			ds = append(ds, r.Latency.Nanoseconds())
+		}
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	slices.Sort(ds)
+	return &Latency{Count: len(ds), P50: pct(ds, 50), P99: pct(ds, 99), Max: ds[len(ds)-1]}
+}
+
+// pct is the nearest-rank percentile of sorted values.
+func pct(sorted []int64, p int) int64 {
+	i := (p*len(sorted) + 99) / 100
+	return sorted[max(0, i-1)]
+}
+
+// noteErrors records up to a few distinct errors in the phase.
+func (p *Phase) noteErrors(errs ...error) {
+	const keep = 5
+	for _, err := range errs {
+		if err == nil || len(p.Errors) >= keep {
+			continue
+		}
+		s := err.Error()
+		if !slices.Contains(p.Errors, s) {
+			p.Errors = append(p.Errors, s)
+		}
+	}
+}
+
+func (p *Phase) noteStats(st nlbatch.Stats) {
+	p.Window = max(p.Window, st.FirstWindow)
+	p.Overruns += st.Overruns
+	p.AcksLost += st.AcksLost
+}

@@ -1,0 +1,142 @@
+package batch
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
+)
+
+// Set is what one run created in one namespace, and so what it may delete.
+type Set struct {
+	Kind   *devices.Kind
+	Group  uint32
+	Prefix string
+	// Links are the run's links and Lowers the lower devices devbulk created
+	// for them, as recorded after creation (ifindex and name).
+	Links  []nlbatch.Link
+	Lowers []nlbatch.Link
+}
+
+// Owns reports whether l is one of the set's devices: recorded ifindex and
+// name, the run's group and its prefix all match.
+func (s *Set) Owns(l nlbatch.Link) bool {
+	if l.Group != s.Group || !strings.HasPrefix(l.Name, s.Prefix) {
+		return false
+	}
+	for _, r := range s.all() {
+		if r.Index == l.Index && r.Name == l.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// all is every recorded device, upper links first, so one-by-one deletes
+// never cascade.
+func (s *Set) all() []nlbatch.Link {
+	return append(append([]nlbatch.Link(nil), s.Links...), s.Lowers...)
+}
+
+// present returns the set's devices still in the namespace, upper links
+// first, and every link of the namespace.
+func (s *Set) present(c *nlbatch.Conn) (mine, all []nlbatch.Link, err error) {
+	all, err = c.Links()
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing links: %w", err)
+	}
+	byIndex := make(map[int32]nlbatch.Link, len(all))
+	for _, l := range all {
+		byIndex[l.Index] = l
+	}
+	for _, r := range s.all() {
+		if l, ok := byIndex[r.Index]; ok && s.Owns(l) {
+			mine = append(mine, l)
+		}
+	}
+	return mine, all, nil
+}
+
+// Record fills the set from the namespace after creation: links and lowers
+// are the devices named in names and lowerNames that carry the set's group.
+func (s *Set) Record(c *nlbatch.Conn, names, lowerNames []string) error {
+	all, err := c.Links()
+	if err != nil {
+		return fmt.Errorf("listing links: %w", err)
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	lower := map[string]bool{}
+	for _, n := range lowerNames {
+		lower[n] = true
+	}
+	s.Links, s.Lowers = nil, nil
+	for _, l := range all {
+		if l.Group != s.Group {
+			continue
+		}
+		switch {
+		case want[l.Name]:
+			s.Links = append(s.Links, l)
+		case lower[l.Name]:
+			s.Lowers = append(s.Lowers, l)
+		}
+	}
+	return nil
+}
+
+// Adopt fills the set from the namespace when no ifindexes were recorded
+// (devbulk was killed while creating): links are the devices with the set's
+// group named PREFIX<n>, lowers those named PREFIXl<n>.
+func (s *Set) Adopt(c *nlbatch.Conn) error {
+	all, err := c.Links()
+	if err != nil {
+		return fmt.Errorf("listing links: %w", err)
+	}
+	s.Links, s.Lowers = nil, nil
+	for _, l := range all {
+		if l.Group != s.Group {
+			continue
+		}
+		rest, ok := strings.CutPrefix(l.Name, s.Prefix)
+		switch {
+		case ok && isDigits(rest):
+			s.Links = append(s.Links, l)
+		case ok && strings.HasPrefix(rest, "l") && isDigits(rest[1:]):
+			s.Lowers = append(s.Lowers, l)
+		}
+	}
+	return nil
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// FreshGroup picks a random group id that no link in links uses and that
+// taken does not reject. Ids stay clear of the small numbers people assign
+// by hand.
+func FreshGroup(links []nlbatch.Link, taken func(uint32) bool) uint32 {
+	used := map[uint32]bool{}
+	for _, l := range links {
+		used[l.Group] = true
+	}
+	for {
+		g := 0x10000000 + rand.Uint32N(0x6fffffff)
+		if !used[g] && (taken == nil || !taken(g)) {
+			return g
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/urfave/cli/v2"
+)
+
+func benchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "bench",
+		Usage: "full create→delete cycles in throwaway network namespaces, timed",
+		Description: "Each count × delete strategy × repeat is one cycle in a fresh namespace that only devbulk holds:\n" +
+			"if devbulk dies, the kernel removes it with everything inside. Without --kind, the best kind this kernel\n" +
+			"has is used (dummy, else ifb).",
+		Flags: []cli.Flag{
+			kindFlag,
+			&cli.StringFlag{Name: "count", Value: "1000", Usage: "links per cycle: `N[,N..]`"},
+			&cli.StringFlag{Name: "create", Value: "pipelined", Usage: "create strategy: serial or pipelined"},
+			&cli.StringFlag{Name: "delete", Value: "serial,group,netns", Usage: "delete strategies: `S[,S..]` of serial, pipelined, parallel, group, netns, lower, module, auto"},
+			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "cycles per count and strategy (1..100)"},
+			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
+			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, jsonFlag,
+		},
+		Action: bench,
+	}
+}
+
+func bench(c *cli.Context) error {
+	if c.Args().Len() > 0 {
+		return usagef("bench takes no arguments, got %q", c.Args().First())
+	}
+	if err := needNetAdmin(); err != nil {
+		return err
+	}
+	works, sup, err := support()
+	if err != nil {
+		return err
+	}
+	k := devices.LowerKind(works) // dummy, else ifb: the cheapest kinds
+	if c.String("kind") != "" {
+		if k, err = kindOf(c); err != nil {
+			return err
+		}
+	} else if k == nil {
+		return fmt.Errorf("%w: neither dummy nor ifb can be created here; pick a kind with --kind (see devbulk kinds)", batch.ErrUnsupported)
+	}
+	o := batch.BenchOptions{Kind: k, Up: c.Bool("up"), VlanProto: c.String("vlan-proto"), Lower: devices.LowerKind(works)}
+	if o.Counts, err = counts(c.String("count"), k); err != nil {
+		return err
+	}
+	for _, n := range o.Counts {
+		if _, err := deviceOptions(c, k, batch.Prefix, n); err != nil {
+			return err
+		}
+	}
+	if o.Create, err = batch.ParseCreate(c.String("create")); err != nil {
+		return usage(err)
+	}
+	if o.Repeat = c.Int("repeat"); o.Repeat < 1 || o.Repeat > 100 {
+		return usagef("--repeat %d out of range: 1..100", o.Repeat)
+	}
+	if o.Workers, err = workers(c); err != nil {
+		return err
+	}
+	switch c.String("compare") {
+	case "":
+	case "iproute2":
+		o.Compare = true
+	default:
+		return usagef("--compare %q: the only comparison is iproute2", c.String("compare"))
+	}
+	if err := requireKind(k, sup); err != nil {
+		return err
+	}
+	if o.Deletes, err = deleteStrategies(c.String("delete"), k, true); err != nil {
+		return err
+	}
+	if isTerminal(2) {
+		o.Progress = func(s string) { fmt.Fprintf(os.Stderr, "devbulk: %s\n", s) }
+	}
+	report, err := batch.Bench(c.Context, o)
+	if report != nil && len(report.Runs) > 0 {
+		if werr := writeReport(c, report); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+func writeReport(c *cli.Context, r *batch.Report) error {
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	return r.WriteTable(c.App.Writer)
+}

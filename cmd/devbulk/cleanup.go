@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/urfave/cli/v2"
+)
+
+func cleanupCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "cleanup",
+		Usage: "remove every device devbulk left behind (after a crash or kill -9), by its records, and nothing else",
+		Action: func(c *cli.Context) error {
+			if err := needNetAdmin(); err != nil {
+				return err
+			}
+			recs, err := batch.LoadRecords()
+			if err != nil {
+				return err
+			}
+			var errs []error
+			for _, r := range recs {
+				msg, err := cleanupRun(r)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("run %s in netns %s: %w", r.Prefix, r.Netns, err))
+					continue
+				}
+				fmt.Fprintln(c.App.Writer, msg)
+			}
+			if len(recs) == 0 {
+				fmt.Fprintln(c.App.Writer, "nothing to clean up")
+			}
+			return errors.Join(errs...)
+		},
+	}
+}
+
+// cleanupRun deletes one recorded run's devices (by group, which checks the
+// group holds only them) and removes its record. A namespace that no longer
+// exists took the devices with it.
+func cleanupRun(r *batch.Record) (string, error) {
+	ns, ino, err := namespace(r.Netns)
+	if err != nil || ino != r.Inode {
+		if err == nil {
+			ns.Close()
+		}
+		return fmt.Sprintf("run %s: netns %s is gone, and its devices with it", r.Prefix, r.Netns), r.Remove()
+	}
+	defer ns.Close()
+	s, err := r.Set()
+	if err != nil {
+		return "", err
+	}
+	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if len(s.Links) == 0 {
+		// Killed while creating: the record has no ifindexes yet, so
+		// ownership is the group and the prefix.
+		if err := s.Adopt(conn); err != nil {
+			return "", err
+		}
+	}
+	p, err := batch.Delete(context.Background(), batch.Target{Conn: conn, NS: ns}, s, batch.DeleteGroup, batch.DeleteOptions{})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("run %s: deleted %d %s links in netns %s", r.Prefix, p.Devices, s.Kind.Name, r.Netns), r.Remove()
+}

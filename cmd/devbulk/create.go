@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/urfave/cli/v2"
+)
+
+var (
+	netnsFlag = &cli.StringFlag{Name: "netns", Usage: "namespace: a `NAME` from `ip netns list`, or \"current\""}
+)
+
+func createCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "create",
+		Usage: "create links in a named netns and record them as devbulk's",
+		Flags: []cli.Flag{
+			netnsFlag, kindFlag,
+			&cli.IntFlag{Name: "count", Usage: "number of links"},
+			&cli.StringFlag{Name: "prefix", Value: "dbk", Usage: "name prefix: links are PREFIX0..PREFIX(N-1)"},
+			&cli.StringFlag{Name: "parent", Usage: "vlan/macvlan: existing lower `DEV[,DEV..]` (default: devbulk creates PREFIXl0..)"},
+			&cli.StringFlag{Name: "strategy", Value: "pipelined", Usage: "create strategy: serial or pipelined"},
+			upFlag, vlanProtoFlag, remoteBaseFlag, jsonFlag,
+		},
+		Action: create,
+	}
+}
+
+func create(c *cli.Context) error {
+	k, err := kindOf(c)
+	if err != nil {
+		return err
+	}
+	dev, err := deviceOptions(c, k, c.String("prefix"), c.Int("count"))
+	if err != nil {
+		return err
+	}
+	strategy, err := batch.ParseCreate(c.String("strategy"))
+	if err != nil {
+		return usage(err)
+	}
+	var parents []string
+	if p := c.String("parent"); p != "" {
+		if !k.NeedsLower {
+			return usagef("--parent applies to kinds with a lower device (vlan, macvlan), not %s", k.Name)
+		}
+		parents = strings.Split(p, ",")
+	}
+	if err := needNetAdmin(); err != nil {
+		return err
+	}
+	works, sup, err := support()
+	if err != nil {
+		return err
+	}
+	if err := requireKind(k, sup); err != nil {
+		return err
+	}
+	ns, ino, err := namespace(c.String("netns"))
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	p, rec, err := batch.CreateIn(c.Context, conn, batch.CreateOptions{
+		Kind: k, Devices: dev, Strategy: strategy, Parents: parents, Lower: devices.LowerKind(works),
+		Netns: c.String("netns"), Inode: ino,
+	})
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return json.NewEncoder(c.App.Writer).Encode(struct {
+			Phase  batch.Phase   `json:"create"`
+			Record *batch.Record `json:"record"`
+		}{p, rec})
+	}
+	fmt.Fprintf(c.App.Writer, "created %d %s links %s0..%s%d in netns %s (group %d) in %s: %.3f ms/device\n",
+		len(rec.Links), k.Name, rec.Prefix, rec.Prefix, len(rec.Links)-1, rec.Netns, rec.Group,
+		batch.FormatNS(p.WallNS), p.MsPerDevice)
+	return nil
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// capNetAdmin is the capability bit of CAP_NET_ADMIN.
+const capNetAdmin = 12
+
+// needNetAdmin fails unless the process has CAP_NET_ADMIN.
+func needNetAdmin() error {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err == nil && caps&(1<<capNetAdmin) != 0 {
+				return nil
+			}
+		}
+	}
+	return usagef("devbulk needs CAP_NET_ADMIN (run it as root)")
+}
+
+// support probes the kernel and returns what works, by kind name.
+func support() (map[string]bool, []devices.Support, error) {
+	sup, err := devices.Probe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("probing kinds: %w", err)
+	}
+	works := map[string]bool{}
+	for _, s := range sup {
+		works[s.Kind.Name] = s.OK
+	}
+	return works, sup, nil
+}
+
+// requireKind fails with exit 4 when this kernel cannot create kind k.
+func requireKind(k *devices.Kind, sup []devices.Support) error {
+	for _, s := range sup {
+		if s.Kind == k && !s.OK {
+			return fmt.Errorf("%w: %s: %s", batch.ErrUnsupported, k.Name, s.Reason)
+		}
+	}
+	return nil
+}
+
+// namespace opens the namespace named by --netns: "current" or a name made
+// by `ip netns add`. It returns the handle and its inode.
+func namespace(name string) (netns.NsHandle, uint64, error) {
+	var h netns.NsHandle
+	var err error
+	switch name {
+	case "":
+		return 0, 0, usagef("--netns is required: a name from `ip netns list`, or \"current\" to work in devbulk's own namespace")
+	case "current":
+		h, err = netns.GetFromPath("/proc/self/ns/net")
+	default:
+		h, err = netns.GetFromName(name)
+		if err != nil {
+			return 0, 0, usagef("netns %q not found under /run/netns (create it with `ip netns add %s`)", name, name)
+		}
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(h), &st); err != nil {
+		h.Close()
+		return 0, 0, err
+	}
+	return h, st.Ino, nil
+}
+
+// isTerminal reports whether fd is a terminal.
+func isTerminal(fd int) bool {
+	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/urfave/cli/v2"
+)
+
+var (
+	kindFlag = &cli.StringFlag{Name: "kind", Usage: "link kind (see `devbulk kinds`)"}
+	upFlag   = &cli.BoolFlag{Name: "up", Usage: "create the links administratively up"}
+	jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print the result document as JSON"}
+
+	vlanProtoFlag  = &cli.StringFlag{Name: "vlan-proto", Value: "802.1Q", Usage: "vlan protocol: 802.1Q or 802.1ad"}
+	remoteBaseFlag = &cli.StringFlag{Name: "remote-base", Value: devices.DefaultRemoteBase.String(),
+		Usage: "first tunnel remote (ipip, gre, gretap); link i gets base+i, inside 198.18.0.0/15"}
+	workersFlag = &cli.IntFlag{Name: "workers", Value: 4, Usage: "workers of the parallel delete strategy (1..64)"}
+)
+
+// kindOf parses --kind.
+func kindOf(c *cli.Context) (*devices.Kind, error) {
+	if c.String("kind") == "" {
+		return nil, usagef("--kind is required (valid: %s)", strings.Join(devices.Names(), ", "))
+	}
+	k, err := devices.Lookup(c.String("kind"))
+	if err != nil {
+		return nil, usage(err)
+	}
+	return k, nil
+}
+
+// counts parses a comma-separated list of counts for kind k.
+func counts(s string, k *devices.Kind) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || n > k.MaxCount {
+			return nil, usagef("count %q out of range: %s takes 1..%d", f, k.Name, k.MaxCount)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// deleteStrategies parses a comma-separated list of delete strategies and
+// checks that each applies to kind k.
+func deleteStrategies(s string, k *devices.Kind, dedicated bool) ([]batch.DeleteStrategy, error) {
+	var out []batch.DeleteStrategy
+	for _, f := range strings.Split(s, ",") {
+		d, err := batch.ParseDelete(strings.TrimSpace(f))
+		if err != nil {
+			return nil, usage(err)
+		}
+		if err := d.Applies(k, dedicated); err != nil {
+			return nil, usage(err)
+		}
+		if d == batch.DeleteModule {
+			if err := batch.ModuleLoaded(k); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// deviceOptions parses the kind options shared by bench and create.
+func deviceOptions(c *cli.Context, k *devices.Kind, prefix string, count int) (devices.Options, error) {
+	o := devices.Options{Count: count, Prefix: prefix, Up: c.Bool("up"), VlanProto: c.String("vlan-proto")}
+	base, err := netip.ParseAddr(c.String("remote-base"))
+	if err != nil {
+		return o, usagef("--remote-base %q: not an IPv4 address", c.String("remote-base"))
+	}
+	o.RemoteBase = base
+	if err := k.Validate(o); err != nil {
+		return o, usage(err)
+	}
+	return o, nil
+}
+
+func workers(c *cli.Context) (int, error) {
+	w := c.Int("workers")
+	if w < 1 || w > 64 {
+		return 0, usagef("--workers %d out of range: 1..64", w)
+	}
+	return w, nil
+}
+
+func unique[T comparable](xs []T) error {
+	seen := map[T]bool{}
+	for _, x := range xs {
+		if seen[x] {
+			return usagef("%v given twice", x)
+		}
+		seen[x] = true
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+// Command devbulk creates thousands of virtual network devices over batched
+// netlink, tears them down through every path the kernel offers, and times
+// each. See the README for the commands and the result document.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes (kselftest's SKIP is 4).
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitUnsupported = 4
+	exitInterrupted = 130
+)
+
+func main() {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		batch.Version = info.Main.Version
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := &cli.App{
+		Name:    "devbulk",
+		Usage:   "create thousands of virtual network devices and time every way the kernel tears them down",
+		Version: batch.Version,
+		Commands: []*cli.Command{
+			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(),
+		},
+		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return usage(err) },
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+	for _, c := range app.Commands {
+		c.OnUsageError = app.OnUsageError
+	}
+	err := app.RunContext(ctx, os.Args)
+	os.Exit(exitCode(ctx, err))
+}
+
+// exitError carries an exit code with an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usage(err error) error { return &exitError{exitUsage, err} }
+
+func usagef(format string, args ...any) error { return usage(fmt.Errorf(format, args...)) }
+
+// exitCode prints err, if any, as one line and maps it to an exit code.
+func exitCode(ctx context.Context, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(os.Stderr, "devbulk: %v\n", err)
+	var ee *exitError
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, batch.ErrUnsupported):
+		return exitUnsupported
+	case errors.Is(err, batch.ErrConflict):
+		return exitUsage
+	}
+	return exitFailed
+}
