@@ -129,10 +129,7 @@ func newStage(o BenchOptions, n int) (*stage, error) {
 // release drops the namespace and waits (unmeasured) until the kernel has
 // dismantled it, so the next cycle does not share the machine with it.
 func (st *stage) release() {
-	st.ns.Release()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	_, _ = st.ns.WaitFreed(ctx)
+	_ = st.ns.ReleaseAndWait(2 * time.Minute)
 }
 
 func all(ok []bool) bool {

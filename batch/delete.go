@@ -262,6 +262,7 @@ func deleteLowers(ctx context.Context, c *nlbatch.Conn, s *Set, p *Phase) error 
 // deleteNetns releases the dedicated namespace and waits until the kernel
 // has freed it.
 func deleteNetns(ctx context.Context, t Target, p *Phase) error {
+	t.Dedicated.Settle()
 	m := startMeter()
 	t.Dedicated.Release()
 	released := time.Since(m.start)

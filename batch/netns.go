@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -12,24 +13,24 @@ import (
 	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Namespace is a throwaway network namespace dedicated to one run. Only
 // devbulk's file descriptors hold it: if devbulk dies, the kernel dismantles
 // it with everything inside, so nothing is left behind.
 type Namespace struct {
-	NS       netns.NsHandle
-	conns    []*nlbatch.Conn
-	baseline int // live net_namespace objects before it existed; -1 unknown
+	NS    netns.NsHandle
+	conns []*nlbatch.Conn
+	// live is the count of net_namespace objects just before the release,
+	// this one included; -1 until Settle, or when unreadable.
+	live int
 }
 
 // NewNamespace creates a throwaway namespace.
 func NewNamespace() (*Namespace, error) {
 	primeOnce.Do(prime)
-	n := &Namespace{baseline: -1}
-	if c, ok := netnsObjects(); ok {
-		n.baseline = c
-	}
+	n := &Namespace{live: -1}
 	ns, err := nsthread.New()
 	if err != nil {
 		return nil, err
@@ -48,35 +49,61 @@ func (n *Namespace) Dial() (*nlbatch.Conn, error) {
 	return c, nil
 }
 
+// Settle prepares WaitFreed: it waits (up to a minute) until no namespace
+// is being dismantled, then counts the live ones, this one included.
+// Release calls it when the caller has not.
+func (n *Namespace) Settle() {
+	waitWorkerIdle(time.Minute)
+	if c, ok := netnsObjects(); ok {
+		n.live = c
+	}
+}
+
 // Release drops devbulk's hold on the namespace (its sockets and handle);
 // the kernel then dismantles it asynchronously.
 func (n *Namespace) Release() {
+	if !n.NS.IsOpen() {
+		return
+	}
+	if n.live < 0 {
+		n.Settle()
+	}
 	for _, c := range n.conns {
 		c.Close()
 	}
 	n.conns = nil
-	if n.NS.IsOpen() {
-		n.NS.Close()
-	}
+	n.NS.Close()
+}
+
+// ReleaseAndWait releases the namespace and waits, at most timeout, until
+// the kernel has dismantled it, so that what comes next does not share the
+// machine with that work.
+func (n *Namespace) ReleaseAndWait(timeout time.Duration) error {
+	n.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	_, err := n.WaitFreed(ctx)
+	return err
 }
 
 // DrainMethod says how WaitFreed decides that the kernel has finished.
-const DrainMethod = "net_namespace slab objects back to the count before the namespace existed " +
-	"(/sys/kernel/slab/net_namespace/objects read after writing its shrink file, polled every 2 ms); " +
-	"kernels that defer the final free of a struct net (6.13+) free the previous one at the end of the " +
-	"cleanup run, so the count still returns to the baseline when this namespace's run is over"
+const DrainMethod = "net_namespace slab objects one below their count just before the release " +
+	"(/sys/kernel/slab/net_namespace/objects read after writing its shrink file) and no kworker " +
+	"running the netns workqueue (comm \"+netns\"), polled every 2 ms; kernels that defer the final " +
+	"free of a struct net (6.13+) free the previous one at the end of the cleanup run, so the count " +
+	"still drops by one when this namespace's run is over"
 
 // WaitFreed polls until the kernel has freed the released namespace and
 // returns when it saw that. It fails when the count cannot be read or ctx
 // ends first. Concurrent namespace churn by other programs skews it.
 func (n *Namespace) WaitFreed(ctx context.Context) (time.Time, error) {
-	if n.baseline < 0 {
+	if n.live < 0 {
 		return time.Time{}, fmt.Errorf("net_namespace slab objects are not readable here (needs SLUB sysfs and root)")
 	}
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if c, ok := netnsObjects(); ok && c <= n.baseline {
+		if c, ok := netnsObjects(); ok && c < n.live && !netnsWorkerBusy() {
 			return time.Now(), nil
 		}
 		select {
@@ -103,6 +130,69 @@ func netnsObjects() (int, bool) {
 	}
 	c, err := strconv.Atoi(f[0])
 	return c, err == nil
+}
+
+// netnsWorkerBusy reports whether a kworker is executing netns cleanup work
+// (the kernel names a busy worker "kworker/...+netns").
+func netnsWorkerBusy() bool { return workers.busy() }
+
+// workerWatch reads the comm of kernel workers only, rescanning /proc for
+// new ones every 200 ms, so that polling stays light next to the kworker it
+// watches.
+type workerWatch struct {
+	mu      sync.Mutex
+	pids    []string
+	scanned time.Time
+	buf     [64]byte
+}
+
+var workers workerWatch
+
+func (w *workerWatch) busy() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if time.Since(w.scanned) > 200*time.Millisecond {
+		w.rescan()
+	}
+	for _, pid := range w.pids {
+		if comm := w.comm(pid); bytes.Contains(comm, []byte("+netns")) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *workerWatch) rescan() {
+	w.pids, w.scanned = w.pids[:0], time.Now()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if c := e.Name()[0]; c < '0' || c > '9' {
+			continue
+		}
+		if bytes.HasPrefix(w.comm(e.Name()), []byte("kworker/")) {
+			w.pids = append(w.pids, e.Name())
+		}
+	}
+}
+
+func (w *workerWatch) comm(pid string) []byte {
+	fd, err := unix.Open("/proc/"+pid+"/comm", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	n, err := unix.Read(fd, w.buf[:])
+	if err != nil || n < 0 {
+		return nil
+	}
+	return w.buf[:n]
+}
+
+// waitWorkerIdle waits until no netns cleanup work runs, at most max.
+func waitWorkerIdle(max time.Duration) {
+	for deadline := time.Now().Add(max); netnsWorkerBusy() && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 var primeOnce sync.Once

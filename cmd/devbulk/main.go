@@ -29,6 +29,9 @@ func main() {
 	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		batch.Version = info.Main.Version
 	}
+	if dir := os.Getenv("DEVBULK_STATE_DIR"); dir != "" {
+		batch.StateDir = dir
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := &cli.App{

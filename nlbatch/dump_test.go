@@ -1,0 +1,62 @@
+package nlbatch
+
+import (
+	"testing"
+
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+func linkMessage(seq uint32, flags uint16, index int32, name string, group uint32) []byte {
+	info := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	info.Index = index
+	b := info.Serialize()
+	b = append(b, nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(name)).Serialize()...)
+	b = append(b, nl.NewRtAttr(unix.IFLA_GROUP, nl.Uint32Attr(group)).Serialize()...)
+	li := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
+	li.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated("ifb"))
+	b = append(b, li.Serialize()...)
+	return message(unix.RTM_NEWLINK, flags, seq, b)
+}
+
+// The first attempt is flagged inconsistent; Dump must start over and keep
+// only the second attempt's links.
+func TestDumpRetriesWhenInterrupted(t *testing.T) {
+	attempt := 0
+	f := &fakeKernel{capacity: 100}
+	f.answer = func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
+		attempt++
+		var flags uint16 = unix.NLM_F_MULTI
+		if attempt == 1 {
+			flags |= unix.NLM_F_DUMP_INTR
+		}
+		return 0, "", [][]byte{
+			linkMessage(seq, flags, 1, "lo", 0),
+			linkMessage(seq, flags, int32(attempt+10), "dbk0", 7),
+			message(unix.NLMSG_DONE, flags, seq, make([]byte, 4)),
+		}
+	}
+	c := newConn(f, 1<<20, 1<<20)
+	links, err := c.Links()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if attempt != 2 || len(links) != 2 {
+		t.Fatalf("attempts %d, links %+v", attempt, links)
+	}
+	want := Link{Index: 12, Name: "dbk0", Kind: "ifb", Group: 7}
+	if links[1] != want {
+		t.Errorf("got %+v, want %+v", links[1], want)
+	}
+}
+
+func TestDumpGivesUpWhenAlwaysInterrupted(t *testing.T) {
+	f := &fakeKernel{capacity: 100}
+	f.answer = func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
+		return 0, "", [][]byte{message(unix.NLMSG_DONE, unix.NLM_F_MULTI|unix.NLM_F_DUMP_INTR, seq, make([]byte, 4))}
+	}
+	c := newConn(f, 1<<20, 1<<20)
+	if _, err := c.Links(); err != ErrDumpInconsistent {
+		t.Errorf("err %v, want ErrDumpInconsistent", err)
+	}
+}

@@ -1,0 +1,164 @@
+package nlbatch
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func requests(n int) [][]byte {
+	reqs := make([][]byte, n)
+	for i := range reqs {
+		reqs[i] = DelLinkRequest(int32(i + 1))
+	}
+	return reqs
+}
+
+func TestExecuteAcksEveryRequest(t *testing.T) {
+	f := &fakeKernel{capacity: 1 << 20}
+	c := newConn(f, 256*ackTruesize, 1<<20)
+	res, st, err := c.Execute(context.Background(), requests(1000), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err != nil || !r.Sent {
+			t.Fatalf("request %d: err %v sent %v", i, r.Err, r.Sent)
+		}
+	}
+	if want := (1000 + 255) / 256; st.Sends != want || f.sends != want {
+		t.Errorf("sends: stats %d, kernel saw %d, want %d (window 256)", st.Sends, f.sends, want)
+	}
+	if st.AcksLost != 0 || st.Overruns != 0 {
+		t.Errorf("unexpected losses: %+v", st)
+	}
+}
+
+func TestExecuteWindowOneIsSerial(t *testing.T) {
+	f := &fakeKernel{capacity: 1 << 20}
+	c := newConn(f, 1<<20, 1<<20)
+	_, st, err := c.Execute(context.Background(), requests(10), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.sends != 10 || st.Sends != 10 {
+		t.Errorf("window 1 made %d sends, want 10", f.sends)
+	}
+}
+
+func TestExecuteErrorsCarryExtAck(t *testing.T) {
+	f := &fakeKernel{capacity: 1 << 20, answer: func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
+		if seq%3 == 0 {
+			return unix.EEXIST, "Interface name already exists", nil
+		}
+		return 0, "", nil
+	}}
+	c := newConn(f, 1<<20, 1<<20)
+	res, _, err := c.Execute(context.Background(), requests(9), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if (i+1)%3 != 0 {
+			if r.Err != nil {
+				t.Errorf("request %d: %v", i, r.Err)
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(r.Err, &e) || !errors.Is(r.Err, unix.EEXIST) {
+			t.Fatalf("request %d: err %v, want *Error wrapping EEXIST", i, r.Err)
+		}
+		if e.Message != "Interface name already exists" || e.Offset != 8 {
+			t.Errorf("request %d: message %q offset %d", i, e.Message, e.Offset)
+		}
+	}
+}
+
+// A window larger than the receive queue loses ACKs: those requests must be
+// "ACK lost", never success, and the window must shrink.
+func TestExecuteOverrunLosesAcksAndShrinksWindow(t *testing.T) {
+	f := &fakeKernel{capacity: 100}
+	c := newConn(f, 400*ackTruesize, 1<<20)
+	if c.Window() != 400 {
+		t.Fatalf("window %d, want 400 from the receive buffer", c.Window())
+	}
+	res, st, err := c.Execute(context.Background(), requests(1000), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for i, r := range res {
+		switch {
+		case errors.Is(r.Err, ErrAckLost):
+			lost++
+			if i%400 < 100 && i < 400 {
+				t.Errorf("request %d lost its ACK but was within the queue's room", i)
+			}
+		case r.Err != nil:
+			t.Errorf("request %d: %v", i, r.Err)
+		}
+	}
+	if lost != st.AcksLost || lost == 0 {
+		t.Errorf("lost %d, stats say %d", lost, st.AcksLost)
+	}
+	if st.Overruns == 0 || st.LastWindow >= st.FirstWindow || c.Window() != st.LastWindow {
+		t.Errorf("window did not shrink: %+v, conn window %d", st, c.Window())
+	}
+	if st.LastWindow > 100 {
+		t.Errorf("window %d still larger than the queue (100)", st.LastWindow)
+	}
+}
+
+func TestExecuteCancelledSendsNothing(t *testing.T) {
+	f := &fakeKernel{capacity: 1 << 20}
+	c := newConn(f, 1<<20, 1<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, _, err := c.Execute(ctx, requests(5), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.sends != 0 {
+		t.Errorf("%d sends after cancellation", f.sends)
+	}
+	for i, r := range res {
+		if r.Sent || !errors.Is(r.Err, context.Canceled) {
+			t.Errorf("request %d: sent %v err %v", i, r.Sent, r.Err)
+		}
+	}
+}
+
+func TestExecuteRespectsSendBuffer(t *testing.T) {
+	f := &fakeKernel{capacity: 1 << 20}
+	reqs := requests(100)
+	c := newConn(f, 1<<20, 10*len(reqs[0])+64)
+	if _, st, err := c.Execute(context.Background(), reqs, 0); err != nil || st.Sends != 10 {
+		t.Errorf("sends %d err %v, want 10 datagrams of 10 requests", st.Sends, err)
+	}
+}
+
+func TestExecuteCollectsReplies(t *testing.T) {
+	f := &fakeKernel{capacity: 1 << 20, answer: func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
+		return 0, "", [][]byte{message(unix.RTM_NEWLINK, 0, seq, make([]byte, unix.SizeofIfInfomsg))}
+	}}
+	c := newConn(f, 1<<20, 1<<20)
+	res, _, err := c.Execute(context.Background(), requests(3), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if len(r.Replies) != 1 || r.Err != nil {
+			t.Errorf("request %d: %d replies, err %v", i, len(r.Replies), r.Err)
+		}
+	}
+}
+
+func TestExecuteRejectsMalformedRequest(t *testing.T) {
+	c := newConn(&fakeKernel{capacity: 10}, 1<<20, 1<<20)
+	if _, _, err := c.Execute(context.Background(), [][]byte{{1, 2, 3}}, 0); err == nil {
+		t.Error("a 3-byte request was accepted")
+	}
+}

@@ -1,0 +1,123 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
+	"golang.org/x/sys/unix"
+)
+
+// probe holds what this kernel can create, probed once.
+var probe map[string]bool
+
+func TestMain(m *testing.M) {
+	if os.Geteuid() == 0 {
+		sup, err := devices.Probe()
+		if err != nil {
+			panic(err)
+		}
+		probe = map[string]bool{}
+		for _, s := range sup {
+			probe[s.Kind.Name] = s.OK
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("integration tests need root (CAP_NET_ADMIN) to make network namespaces")
+	}
+}
+
+// needKind skips when this kernel cannot create kind (the VM suite covers it).
+func needKind(t *testing.T, kind string) *devices.Kind {
+	t.Helper()
+	needRoot(t)
+	k, err := devices.Lookup(kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !probe[kind] {
+		t.Skipf("this kernel cannot create %s", kind)
+	}
+	return k
+}
+
+// scratch is a throwaway namespace with a socket in it.
+type scratch struct {
+	ns   *batch.Namespace
+	conn *nlbatch.Conn
+}
+
+func newScratch(t *testing.T) *scratch {
+	t.Helper()
+	ns, err := batch.NewNamespace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the dismantle, so the next test does not share the machine
+	// with it.
+	t.Cleanup(func() { _ = ns.ReleaseAndWait(time.Minute) })
+	c, err := ns.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &scratch{ns: ns, conn: c}
+}
+
+// add creates one link the test owns (devbulk did not create it).
+func (s *scratch) add(t *testing.T, l devices.Link) nlbatch.Link {
+	t.Helper()
+	res, _, err := s.conn.Execute(context.Background(), [][]byte{l.Message()}, 1)
+	if err == nil {
+		err = res[0].Err
+	}
+	if err != nil {
+		t.Fatalf("creating %s: %v", l.Name, err)
+	}
+	got, err := s.conn.LinkByName(l.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func (s *scratch) setGroup(t *testing.T, l nlbatch.Link, group uint32) {
+	t.Helper()
+	res, _, err := s.conn.Execute(context.Background(), [][]byte{nlbatch.SetGroupRequest(l.Index, group)}, 1)
+	if err == nil {
+		err = res[0].Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *scratch) links(t *testing.T) map[int32]nlbatch.Link {
+	t.Helper()
+	ls, err := s.conn.Links()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[int32]nlbatch.Link{}
+	for _, l := range ls {
+		m[l.Index] = l
+	}
+	return m
+}
+
+// inode is the namespace's nsfs inode.
+func (s *scratch) inode(t *testing.T) uint64 {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(s.ns.NS), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}

@@ -1,0 +1,142 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
+)
+
+// Every delete strategy, on every kind this kernel has: the run's devices
+// are all gone afterwards, and the devices the test made itself in the same
+// namespace — plain, in a group of their own, and even moved into the run's
+// group or named with the run's prefix — are all still there.
+func TestDeleteStrategies(t *testing.T) {
+	strategies := []struct {
+		d batch.DeleteStrategy
+		n int // one by one costs ~16 ms per device: keep those runs small
+		// intrude puts test-made devices into the run's group.
+		intrude bool
+	}{
+		{batch.DeleteSerial, 100, true},
+		{batch.DeletePipelined, 100, true},
+		{batch.DeleteParallel, 100, true},
+		{batch.DeleteGroup, 1000, true},
+		{batch.DeleteAuto, 1000, false},
+		{batch.DeleteLower, 1000, true},
+		{batch.DeleteNetns, 1000, false},
+	}
+	for _, k := range devices.All() {
+		for _, s := range strategies {
+			if s.d.Applies(k, true) != nil {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/%s/%d", k.Name, s.d, s.n), func(t *testing.T) {
+				needKind(t, k.Name)
+				testDelete(t, k, s.d, s.n, s.intrude)
+			})
+		}
+	}
+}
+
+func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, intrude bool) {
+	batch.StateDir = t.TempDir()
+	s := newScratch(t)
+	lowerKind := devices.LowerKind(probe)
+	plain := func(name string) devices.Link { return devices.Link{Kind: lowerKind, Name: name} }
+
+	// The test's own devices, made before devbulk runs.
+	own := []nlbatch.Link{s.add(t, plain("own0")), s.add(t, plain("own1"))}
+	s.setGroup(t, own[1], 77)
+	intruders := []nlbatch.Link{s.add(t, plain("intr")), s.add(t, plain("dbk90000"))}
+	if k.NeedsLower {
+		lower := s.add(t, plain("ownlower"))
+		upper, err := k.Plan(devices.Options{Count: 1, Prefix: "ownup", Lowers: []devices.Lower{{Index: lower.Index, Name: lower.Name}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		own = append(own, lower, s.add(t, upper[0]))
+	}
+
+	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
+		Kind: k, Devices: devices.Options{Count: n, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
+		Lower: lowerKind, Netns: "test", Inode: s.inode(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Links) != n {
+		t.Fatalf("recorded %d links, want %d", len(rec.Links), n)
+	}
+	if intrude {
+		for _, l := range intruders {
+			s.setGroup(t, l, rec.Group)
+		}
+	}
+	own = append(own, intruders...)
+
+	set, err := rec.Set()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := batch.Target{Conn: s.conn, NS: s.ns.NS, Dedicated: s.ns}
+	p, err := batch.Delete(context.Background(), target, set, d, batch.DeleteOptions{Workers: 4})
+	if err != nil {
+		t.Fatalf("delete: %v (phase %+v)", err, p)
+	}
+	if p.Devices != n || p.Failed != 0 || len(p.Errors) != 0 {
+		t.Errorf("phase: %d devices, %d failed, errors %v", p.Devices, p.Failed, p.Errors)
+	}
+	if d == batch.DeleteNetns {
+		// The namespace and everything in it are gone; the kernel's
+		// completion must have been observed.
+		if p.DrainNS <= 0 || p.DrainNS < p.ReleaseNS || p.DrainMethod == "" {
+			t.Errorf("netns drain not measured: release %d ns, drain %d ns, method %q", p.ReleaseNS, p.DrainNS, p.DrainMethod)
+		}
+		return
+	}
+	now := s.links(t)
+	for _, l := range append(rec.Links, rec.Lowers...) {
+		if _, ok := now[l.Index]; ok {
+			t.Errorf("%s (ifindex %d) survived %s delete", l.Name, l.Index, d)
+		}
+	}
+	for _, l := range own {
+		if got, ok := now[l.Index]; !ok || got.Name != l.Name {
+			t.Errorf("the test's own %s (ifindex %d) was deleted by %s delete", l.Name, l.Index, d)
+		}
+	}
+}
+
+// The module strategy is refused, with the "unsupported here" error, where
+// the kind's module cannot be unloaded — and nothing is deleted.
+func TestModuleStrategyUnsupportedHere(t *testing.T) {
+	k := needKind(t, "ifb")
+	if batch.ModuleLoaded(k) == nil {
+		t.Skip("ifb is a loaded module here: the VM suite tests unloading")
+	}
+	batch.StateDir = t.TempDir()
+	s := newScratch(t)
+	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
+		Kind: k, Devices: devices.Options{Count: 10, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
+		Netns: "test", Inode: s.inode(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := rec.Set()
+	_, err = batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
+	if !errors.Is(err, batch.ErrUnsupported) {
+		t.Fatalf("module delete: %v, want ErrUnsupported", err)
+	}
+	now := s.links(t)
+	for _, l := range rec.Links {
+		if _, ok := now[l.Index]; !ok {
+			t.Errorf("%s deleted by a refused module strategy", l.Name)
+		}
+	}
+}
