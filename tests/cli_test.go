@@ -1,0 +1,294 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/devbulk/devbulk/batch"
+)
+
+// devbulk builds the command once per test binary.
+func devbulk(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(os.TempDir(), fmt.Sprintf("devbulk-test-%d", os.Getpid()))
+	if _, err := os.Stat(bin); err != nil {
+		out, err := exec.Command("go", "build", "-o", bin, "../cmd/devbulk").CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+	}
+	return bin
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs devbulk with a private state directory.
+func run(t *testing.T, state string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(devbulk(t), args...)
+	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return result{cmd.ProcessState.ExitCode(), out.String(), errb.String()}
+}
+
+// namedNetns makes a namespace with `ip netns add`, removed at the end.
+func namedNetns(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("dbktest%d", time.Now().UnixNano()%1e9)
+	ip(t, "netns", "add", name)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
+	return name
+}
+
+func ip(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("ip", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// linkNames lists the names of the links of a named namespace.
+func linkNames(t *testing.T, ns string) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	for _, line := range strings.Split(ip(t, "-n", ns, "-o", "link", "show"), "\n") {
+		if f := strings.Fields(line); len(f) > 1 {
+			name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
+			names[name] = true
+		}
+	}
+	return names
+}
+
+func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
+	needRoot(t)
+	state := t.TempDir()
+	ns := namedNetns(t)
+	before := linkNames(t, ns)
+	cases := []struct {
+		args []string
+		want string // in the one line on stderr
+	}{
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "0"}, "count 0 out of range: ifb takes 1..100000"},
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "100001"}, "takes 1..100000"},
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "10", "--prefix", "muchtoolongpfxx"}, "at most 15"},
+		{[]string{"create", "--netns", ns, "--kind", "veth", "--count", "10", "--prefix", "fourteenchars1"}, "at most 15"},
+		{[]string{"create", "--netns", ns, "--kind", "vlan", "--count", "10", "--vlan-proto", "802.1x"}, "valid are 802.1Q and 802.1ad"},
+		{[]string{"create", "--netns", ns, "--kind", "ipip", "--count", "10", "--remote-base", "10.0.0.1"}, "outside 198.18.0.0/15"},
+		{[]string{"create", "--netns", ns, "--kind", "ipip", "--count", "131071"}, "takes 1..131070"},
+		{[]string{"create", "--netns", ns, "--kind", "nosuch", "--count", "10"}, "unknown kind \"nosuch\""},
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "10", "--strategy", "fast"}, "unknown create strategy"},
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "10", "--parent", "eth0"}, "--parent applies to kinds with a lower device"},
+		{[]string{"create", "--kind", "ifb", "--count", "10"}, "--netns is required"},
+		{[]string{"create", "--netns", "nosuchns", "--kind", "ifb", "--count", "10"}, "not found under /run/netns"},
+		{[]string{"create", "--netns", ns, "--kind", "macvlan", "--count", "10", "--parent", "nosuchdev"}, "parent nosuchdev does not exist"},
+		{[]string{"delete", "--netns", ns, "--strategy", "quick"}, "unknown delete strategy"},
+		{[]string{"delete", "--netns", ns, "--workers", "0"}, "--workers 0 out of range: 1..64"},
+		{[]string{"bench", "--kind", "ifb", "--delete", "lower"}, "applies to kinds with a lower device"},
+		{[]string{"bench", "--kind", "ifb", "--count", "ten"}, "count \"ten\" out of range"},
+		{[]string{"bench", "--kind", "ifb", "--repeat", "0"}, "--repeat 0 out of range: 1..100"},
+		{[]string{"bench", "--kind", "ifb", "--compare", "ifconfig"}, "the only comparison is iproute2"},
+		{[]string{"bench", "--no-such-flag"}, "flag provided but not defined"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			r := run(t, state, c.args...)
+			if r.code != 2 {
+				t.Errorf("exit %d, want 2; stderr %q", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, c.want) {
+				t.Errorf("stderr %q does not say %q", r.stderr, c.want)
+			}
+			if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); lines > 0 && c.args[1] != "--no-such-flag" {
+				t.Errorf("error takes %d lines, want one: %q", lines+1, r.stderr)
+			}
+		})
+	}
+	if after := linkNames(t, ns); len(after) != len(before) {
+		t.Errorf("bad input created devices: before %v, after %v", before, after)
+	}
+	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 {
+		t.Errorf("bad input left records: %v", recs)
+	}
+}
+
+// Kinds or strategies this kernel cannot do exit 4, kselftest's SKIP.
+func TestUnsupportedExitsFour(t *testing.T) {
+	needRoot(t)
+	for kind, ok := range probe {
+		if ok {
+			continue
+		}
+		r := run(t, t.TempDir(), "bench", "--kind", kind, "--count", "10")
+		if r.code != 4 || !strings.Contains(r.stderr, "unsupported here: "+kind) {
+			t.Errorf("bench --kind %s: exit %d, stderr %q; want 4 and the reason", kind, r.code, r.stderr)
+		}
+	}
+	if batch.ModuleLoaded(needKind(t, "ifb")) != nil {
+		r := run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "10", "--delete", "module")
+		if r.code != 4 {
+			t.Errorf("module strategy where ifb is not a module: exit %d, stderr %q", r.code, r.stderr)
+		}
+	}
+}
+
+func TestCreateAndDeleteInNamedNetns(t *testing.T) {
+	needKind(t, "ifb")
+	needKind(t, "macvlan")
+	state := t.TempDir()
+	ns := namedNetns(t)
+	ip(t, "-n", ns, "link", "add", "own0", "type", "ifb")
+	ip(t, "-n", ns, "link", "add", "own1", "group", "5", "type", "ifb")
+
+	r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "300", "--json")
+	if r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	var doc struct {
+		Create batch.Phase   `json:"create"`
+		Record *batch.Record `json:"record"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("create --json: %v\n%s", err, r.stdout)
+	}
+	if doc.Create.Devices != 300 || len(doc.Record.Links) != 300 || doc.Record.Group == 0 {
+		t.Fatalf("create document: %+v", doc)
+	}
+	if r := run(t, state, "create", "--netns", ns, "--kind", "macvlan", "--count", "50", "--prefix", "mv", "--up"); r.code != 0 {
+		t.Fatalf("create macvlan: exit %d: %s", r.code, r.stderr)
+	}
+	// A second run with the same names is refused before anything is made.
+	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "10"); r.code != 2 || !strings.Contains(r.stderr, "already exists") {
+		t.Errorf("clashing create: exit %d, stderr %q", r.code, r.stderr)
+	}
+	names := linkNames(t, ns)
+	for _, n := range []string{"dbk0", "dbk299", "mv0", "mv49", "mvl0"} {
+		if !names[n] {
+			t.Errorf("%s missing after create", n)
+		}
+	}
+
+	if r := run(t, state, "delete", "--netns", ns, "--kind", "ifb", "--strategy", "pipelined"); r.code != 0 {
+		t.Fatalf("delete ifb: exit %d: %s", r.code, r.stderr)
+	}
+	names = linkNames(t, ns)
+	if names["dbk0"] || !names["mv0"] {
+		t.Errorf("delete --kind ifb: dbk0 present %v, mv0 present %v", names["dbk0"], names["mv0"])
+	}
+	if r := run(t, state, "delete", "--netns", ns, "--strategy", "lower"); r.code != 0 {
+		t.Fatalf("delete lower: exit %d: %s", r.code, r.stderr)
+	}
+	names = linkNames(t, ns)
+	want := map[string]bool{"lo": true, "own0": true, "own1": true}
+	if len(names) != len(want) || !names["own0"] || !names["own1"] {
+		t.Errorf("after deleting every run, the namespace holds %v, want %v", names, want)
+	}
+	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 {
+		t.Errorf("records left: %v", recs)
+	}
+}
+
+// startCreate starts a slow create and waits until devices exist.
+func startCreate(t *testing.T, state, ns string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(devbulk(t), "create", "--netns", ns, "--kind", "ifb", "--count", "30000", "--strategy", "serial")
+	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if linkNames(t, ns)["dbk100"] {
+			return cmd
+		}
+	}
+	cmd.Process.Kill()
+	t.Fatal("create did not start")
+	return nil
+}
+
+func TestInterruptLeavesNothingBehind(t *testing.T) {
+	needKind(t, "ifb")
+	state := t.TempDir()
+	ns := namedNetns(t)
+	cmd := startCreate(t, state, ns)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit %d (%v), want 130", code, err)
+	}
+	if names := linkNames(t, ns); len(names) != 1 {
+		t.Errorf("after Ctrl-C the namespace holds %d devices, want only lo", len(names))
+	}
+	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 {
+		t.Errorf("records left: %v", recs)
+	}
+}
+
+func TestCleanupAfterKill(t *testing.T) {
+	needKind(t, "ifb")
+	state := t.TempDir()
+	ns := namedNetns(t)
+	ip(t, "-n", ns, "link", "add", "dbk99999", "type", "ifb") // prefix-alike, not devbulk's
+	cmd := startCreate(t, state, ns)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if len(linkNames(t, ns)) < 100 {
+		t.Fatal("nothing left behind to clean up")
+	}
+	if r := run(t, state, "cleanup"); r.code != 0 {
+		t.Fatalf("cleanup: exit %d: %s", r.code, r.stderr)
+	}
+	names := linkNames(t, ns)
+	if len(names) != 2 || !names["dbk99999"] {
+		t.Errorf("after cleanup the namespace holds %d devices, want lo and dbk99999", len(names))
+	}
+	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 {
+		t.Errorf("records left: %v", recs)
+	}
+}
+
+func TestBenchJSON(t *testing.T) {
+	needKind(t, "ifb")
+	r := run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "50,100", "--delete", "group,pipelined", "--compare", "iproute2", "--json")
+	if r.code != 0 {
+		t.Fatalf("bench: exit %d: %s", r.code, r.stderr)
+	}
+	var rep batch.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("bench --json: %v\n%s", err, r.stdout)
+	}
+	if rep.Kernel == "" || rep.CPUs == 0 || rep.Kind != "ifb" || rep.MaxRSSKiB == 0 || len(rep.Runs) != 4 {
+		t.Fatalf("report header: %+v", rep)
+	}
+	for _, c := range rep.Runs {
+		if c.Create.Devices != c.Count || c.Create.WallNS <= 0 || c.Create.Requests == nil {
+			t.Errorf("create phase: %+v", c.Create)
+		}
+		if c.Delete.Devices != c.Count || c.Delete.Failed != 0 || c.Delete.WallNS <= 0 {
+			t.Errorf("delete phase: %+v", c.Delete)
+		}
+		if c.IPCreate == nil || c.IPCreate.WallNS <= 0 || c.IPDelete == nil || c.IPDelete.WallNS <= 0 {
+			t.Errorf("iproute2 phases missing: %+v %+v", c.IPCreate, c.IPDelete)
+		}
+	}
+}
