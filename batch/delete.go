@@ -92,13 +92,14 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 
 // countLinks counts the upper links (not the lowers) of s among devs.
 func countLinks(devs []nlbatch.Link, s *Set) int {
+	upper := make(map[int32]bool, len(s.Links))
+	for _, r := range s.Links {
+		upper[r.Index] = true
+	}
 	n := 0
 	for _, l := range devs {
-		for _, r := range s.Links {
-			if r.Index == l.Index {
-				n++
-				break
-			}
+		if upper[l.Index] {
+			n++
 		}
 	}
 	return n

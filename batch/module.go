@@ -45,6 +45,7 @@ func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, err
 		return nil, err
 	}
 	kinds := devices.KindsOfModule(k.Module)
+	owns := s.owner()
 	var foreign []string
 	for ino, path := range namespaces() {
 		ns, err := netns.GetFromPath(path)
@@ -60,7 +61,7 @@ func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, err
 			if !slices.Contains(kinds, l.Kind) || devices.IsFallback(l.Name) {
 				continue
 			}
-			if ino == st.Ino && s.Owns(l) {
+			if ino == st.Ino && owns(l) {
 				continue
 			}
 			foreign = append(foreign, fmt.Sprintf("%s (netns %s)", l.Name, path))

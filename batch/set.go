@@ -20,18 +20,18 @@ type Set struct {
 	Lowers []nlbatch.Link
 }
 
-// Owns reports whether l is one of the set's devices: recorded ifindex and
-// name, the run's group and its prefix all match.
-func (s *Set) Owns(l nlbatch.Link) bool {
-	if l.Group != s.Group || !strings.HasPrefix(l.Name, s.Prefix) {
-		return false
-	}
+// owner returns the test of ownership over the devices recorded now: a link
+// is the set's when its recorded ifindex and name, the run's group and its
+// prefix all match.
+func (s *Set) owner() func(nlbatch.Link) bool {
+	names := make(map[int32]string, len(s.Links)+len(s.Lowers))
 	for _, r := range s.all() {
-		if r.Index == l.Index && r.Name == l.Name {
-			return true
-		}
+		names[r.Index] = r.Name
 	}
-	return false
+	return func(l nlbatch.Link) bool {
+		name, ok := names[l.Index]
+		return ok && name == l.Name && l.Group == s.Group && strings.HasPrefix(l.Name, s.Prefix)
+	}
 }
 
 // all is every recorded device, upper links first, so one-by-one deletes
@@ -51,8 +51,9 @@ func (s *Set) present(c *nlbatch.Conn) (mine, all []nlbatch.Link, err error) {
 	for _, l := range all {
 		byIndex[l.Index] = l
 	}
+	owns := s.owner()
 	for _, r := range s.all() {
-		if l, ok := byIndex[r.Index]; ok && s.Owns(l) {
+		if l, ok := byIndex[r.Index]; ok && owns(l) {
 			mine = append(mine, l)
 		}
 	}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every devbulk test: gofmt, go vet, then unit and integration tests with
+# the race detector, summarized by gotestsum. Installs what the tests need.
+# Needs root: the integration tests make throwaway network namespaces (they
+# never touch the host's own interfaces).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "tests/run-all.sh: run as root (the integration tests create network namespaces)" >&2
+	exit 2
+fi
+# iproute2: `ip` for the side-by-side comparisons and the tests' own setup.
+if ! command -v ip >/dev/null; then
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2
+fi
+
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change: $unformatted" >&2
+	exit 1
+fi
+go vet ./...
+# A short fuzzing pass over the ACK / ext-ack parser (its seeds also run below).
+go test ./nlbatch -run '^$' -fuzz FuzzParseAck -fuzztime 15s
+go run gotest.tools/gotestsum@v1.13.0 --format testname -- -race -count=1 ./...
