@@ -116,6 +116,13 @@ func namespaces() map[uint64]string {
 	return found
 }
 
+// FindNetns returns a path to the network namespace with nsfs inode ino, if
+// any thread, file descriptor or bind mount still holds it.
+func FindNetns(ino uint64) (string, bool) {
+	path, ok := namespaces()[ino]
+	return path, ok
+}
+
 // unloadModule removes the kind's module: the kernel unregisters every
 // device of its kinds, in every namespace, in one batch.
 // ForeignDevices must have come back empty.

@@ -30,6 +30,10 @@ type Options struct {
 	// SndBuf is the send buffer to request, in bytes (default 4 MiB); one
 	// sendmsg must be smaller than it.
 	SndBuf int
+	// Window overrides the default window (requests per sendmsg), which is
+	// otherwise sized from the receive buffer. A window the buffer cannot
+	// hold loses ACKs: useful to reproduce overruns, not to go faster.
+	Window int
 }
 
 // ackTruesize is what one queued ACK costs in the receive buffer: the kernel
@@ -72,6 +76,9 @@ func Dial(ns netns.NsHandle, opts Options) (*Conn, error) {
 		return nil, err
 	}
 	c := newConn(s, s.rcvbuf, s.sndbuf)
+	if opts.Window > 0 {
+		c.window = opts.Window
+	}
 	return c, nil
 }
 

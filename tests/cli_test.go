@@ -292,3 +292,43 @@ func TestBenchJSON(t *testing.T) {
 		}
 	}
 }
+
+// --netns current works in whatever namespace devbulk runs in (here one made
+// by `ip netns exec`), and cleanup run from elsewhere still finds that run.
+func TestCurrentNetns(t *testing.T) {
+	needKind(t, "ifb")
+	state := t.TempDir()
+	ns := namedNetns(t)
+	inNetns := func(args ...string) result {
+		cmd := exec.Command("ip", append([]string{"netns", "exec", ns, devbulk(t)}, args...)...)
+		cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return result{code: cmd.ProcessState.ExitCode(), stderr: string(out)}
+	}
+	for _, prefix := range []string{"cur", "left"} {
+		if r := inNetns("create", "--netns", "current", "--kind", "ifb", "--count", "20", "--prefix", prefix); r.code != 0 {
+			t.Fatalf("create --netns current: exit %d: %s", r.code, r.stderr)
+		}
+	}
+	if !linkNames(t, ns)["cur19"] {
+		t.Fatal("cur19 not created in the namespace devbulk ran in")
+	}
+	if r := inNetns("delete", "--netns", "current", "--prefix", "cur"); r.code != 0 {
+		t.Fatalf("delete --netns current: exit %d: %s", r.code, r.stderr)
+	}
+	if names := linkNames(t, ns); names["cur0"] || !names["left0"] {
+		t.Fatalf("delete --prefix cur: cur0 present %v, left0 present %v", names["cur0"], names["left0"])
+	}
+	// From the host's namespace, "current" means another namespace: cleanup
+	// must find the run's by its inode.
+	if r := run(t, state, "cleanup"); r.code != 0 {
+		t.Fatalf("cleanup: exit %d: %s", r.code, r.stderr)
+	}
+	if names := linkNames(t, ns); len(names) != 1 {
+		t.Errorf("after cleanup the namespace holds %v", names)
+	}
+}

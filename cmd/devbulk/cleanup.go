@@ -8,6 +8,7 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/urfave/cli/v2"
+	"github.com/vishvananda/netns"
 )
 
 func cleanupCommand() *cli.Command {
@@ -43,11 +44,11 @@ func cleanupCommand() *cli.Command {
 // group holds only them) and removes its record. A namespace that no longer
 // exists took the devices with it.
 func cleanupRun(r *batch.Record) (string, error) {
-	ns, ino, err := namespace(r.Netns)
-	if err != nil || ino != r.Inode {
-		if err == nil {
-			ns.Close()
-		}
+	ns, err := recordedNetns(r)
+	if err != nil {
+		return "", err
+	}
+	if !ns.IsOpen() {
 		return fmt.Sprintf("run %s: netns %s is gone, and its devices with it", r.Prefix, r.Netns), r.Remove()
 	}
 	defer ns.Close()
@@ -72,4 +73,22 @@ func cleanupRun(r *batch.Record) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("run %s: deleted %d %s links in netns %s", r.Prefix, p.Devices, s.Kind.Name, r.Netns), r.Remove()
+}
+
+// recordedNetns opens the namespace a run was made in: by its name, or, when
+// the name now means another namespace ("current" seen from elsewhere, or a
+// name reused), by its inode among every namespace still held. A closed
+// handle means the namespace no longer exists.
+func recordedNetns(r *batch.Record) (netns.NsHandle, error) {
+	if ns, ino, err := namespace(r.Netns); err == nil {
+		if ino == r.Inode {
+			return ns, nil
+		}
+		ns.Close()
+	}
+	path, ok := batch.FindNetns(r.Inode)
+	if !ok {
+		return netns.None(), nil
+	}
+	return netns.GetFromPath(path)
 }

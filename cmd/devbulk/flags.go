@@ -89,14 +89,3 @@ func workers(c *cli.Context) (int, error) {
 	}
 	return w, nil
 }
-
-func unique[T comparable](xs []T) error {
-	seen := map[T]bool{}
-	for _, x := range xs {
-		if seen[x] {
-			return usagef("%v given twice", x)
-		}
-		seen[x] = true
-	}
-	return nil
-}

@@ -1,0 +1,88 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
+)
+
+// A window far larger than the receive buffer makes the real kernel drop
+// ACKs. Every such request must come back as "ACK lost" (never success), the
+// kernel must in fact have executed it, and batch.Create must settle it by
+// lookup.
+func TestLostAcksAgainstTheKernel(t *testing.T) {
+	k := needKind(t, "ifb")
+	s := newScratch(t)
+	small, err := nlbatch.Dial(s.ns.NS, nlbatch.Options{RcvBuf: 64 << 10, Window: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	links, err := k.Plan(devices.Options{Count: 2000, Prefix: "ack", Group: 99})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	reqs := make([][]byte, 1000)
+	for i := range reqs {
+		reqs[i] = links[i].Message()
+	}
+	res, st, err := small.Execute(context.Background(), reqs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Overruns == 0 || st.AcksLost == 0 {
+		t.Fatalf("no overrun with a 1000-request window on a %d-byte buffer: %+v", small.RcvBuf(), st)
+	}
+	lost := 0
+	for i, r := range res {
+		if !errors.Is(r.Err, nlbatch.ErrAckLost) {
+			if r.Err != nil {
+				t.Errorf("%s: %v", links[i].Name, r.Err)
+			}
+			continue
+		}
+		lost++
+		if _, err := s.conn.LinkByName(links[i].Name); err != nil {
+			t.Errorf("%s: ACK lost but the link does not exist: %v", links[i].Name, err)
+		}
+	}
+	if lost != st.AcksLost {
+		t.Errorf("%d results say ACK lost, stats %d", lost, st.AcksLost)
+	}
+
+	// The second half through batch.Create: lost ACKs are settled by lookup.
+	p, ok, err := batch.Create(context.Background(), small, links[1000:], batch.CreatePipelined)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.AcksLost == 0 || p.Failed != 0 {
+		t.Errorf("create phase: %d ACKs lost, %d failed, errors %v", p.AcksLost, p.Failed, p.Errors)
+	}
+	for i, created := range ok {
+		if !created {
+			t.Errorf("%s reported not created", links[1000+i].Name)
+		}
+	}
+}
+
+// Kernel errors reach the caller with the kernel's extended-ACK text and the
+// offset of the attribute it rejected.
+func TestKernelErrorCarriesExtAck(t *testing.T) {
+	k := needKind(t, "ifb")
+	s := newScratch(t)
+	long := devices.Link{Kind: k, Name: "namemuchtoolongforlinux"} // bypasses Validate on purpose
+	res, _, err := s.conn.Execute(context.Background(), [][]byte{long.Message()}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *nlbatch.Error
+	if !errors.As(res[0].Err, &e) || e.Message == "" || e.Offset <= 0 {
+		t.Fatalf("over-long name: %v; want an error with the kernel's text and the attribute's offset", res[0].Err)
+	}
+	t.Logf("kernel said: %v", e)
+}
