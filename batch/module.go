@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/kmod"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -21,18 +22,14 @@ var ErrUnsupported = errors.New("unsupported here")
 // ModuleLoaded reports whether the kind's module is loaded as a module, or
 // why the module strategy cannot apply.
 func ModuleLoaded(k *devices.Kind) error {
-	f, err := os.Open("/proc/modules")
-	if err != nil {
-		return fmt.Errorf("%w: this kernel has no loadable modules (no /proc/modules), so %s cannot be unloaded", ErrUnsupported, k.Module)
+	loaded, err := kmod.Loaded(k.Module)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %v, so %s cannot be unloaded", ErrUnsupported, err, k.Module)
+	case !loaded:
+		return fmt.Errorf("%w: %s is built into this kernel or not loaded, so it cannot be unloaded", ErrUnsupported, k.Module)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if name, _, _ := strings.Cut(sc.Text(), " "); name == k.Module {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: %s is built into this kernel or not loaded, so it cannot be unloaded", ErrUnsupported, k.Module)
+	return nil
 }
 
 // ForeignDevices lists, in every network namespace this machine has, the
@@ -126,9 +123,4 @@ func FindNetns(ino uint64) (string, bool) {
 // unloadModule removes the kind's module: the kernel unregisters every
 // device of its kinds, in every namespace, in one batch.
 // ForeignDevices must have come back empty.
-func unloadModule(k *devices.Kind) error {
-	if err := unix.DeleteModule(k.Module, unix.O_NONBLOCK); err != nil {
-		return fmt.Errorf("delete_module(%s): %w", k.Module, err)
-	}
-	return nil
-}
+func unloadModule(k *devices.Kind) error { return kmod.Unload(k.Module) }

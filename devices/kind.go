@@ -18,6 +18,9 @@ type Kind struct {
 	Module string
 	// Config is the Kconfig symbol that builds it.
 	Config string
+	// ModuleParams are given when devbulk loads the module: they keep it
+	// from creating devices of its own (dummy0, ifb0, ...).
+	ModuleParams string
 	// NeedsLower reports that each link sits on a lower device (IFLA_LINK).
 	NeedsLower bool
 	// PerLower caps the links one lower device can carry (vlan: 4094 ids);

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/kmod"
 	"github.com/devbulk/devbulk/nlbatch"
 	"golang.org/x/sys/unix"
 )
@@ -38,6 +39,15 @@ func Probe() ([]Support, error) {
 	for i, k := range All() {
 		s := Support{Kind: k}
 		err := probeOne(c, k, fmt.Sprintf("probe%d", i), ok)
+		if errors.Is(err, unix.EOPNOTSUPP) {
+			// Not built in: load the module ourselves (a minimal VM has no
+			// modprobe for the kernel to call), then try again.
+			if lerr := loadModule(k); lerr != nil {
+				err = lerr
+			} else {
+				err = probeOne(c, k, fmt.Sprintf("probe%db", i), ok)
+			}
+		}
 		if err == nil {
 			s.OK = true
 			ok[k.Name] = true
@@ -92,12 +102,29 @@ func LowerKind(works map[string]bool) *Kind {
 	return nil
 }
 
+// loadModule loads the kind's module and its dependencies from the running
+// kernel's module directory, with parameters that keep the module from
+// creating devices of its own.
+func loadModule(k *Kind) error {
+	if _, err := os.Stat("/proc/modules"); err != nil {
+		return fmt.Errorf("not built in and this kernel cannot load modules; needs %s=y", k.Config)
+	}
+	ix, err := kmod.Open(kmod.Dir())
+	if err != nil {
+		return fmt.Errorf("not built in and no module directory (%s); needs %s", kmod.Dir(), k.Config)
+	}
+	if _, err := ix.Files(k.Module); err != nil {
+		return fmt.Errorf("not built in and no %s module in %s; needs %s", k.Module, kmod.Dir(), k.Config)
+	}
+	if err := ix.Load(k.Module, k.ModuleParams); err != nil {
+		return fmt.Errorf("not built in, and %v", err)
+	}
+	return nil
+}
+
 func reason(k *Kind, err error) string {
-	if !errors.Is(err, unix.EOPNOTSUPP) {
-		return err.Error()
+	if errors.Is(err, unix.EOPNOTSUPP) {
+		return fmt.Sprintf("module %s loaded but the kind is still unknown; needs %s", k.Module, k.Config)
 	}
-	if _, statErr := os.Stat("/proc/modules"); statErr != nil {
-		return fmt.Sprintf("not built in and this kernel cannot load modules; needs %s=y", k.Config)
-	}
-	return fmt.Sprintf("not built in and no loadable module (%s.ko); needs %s", k.Module, k.Config)
+	return err.Error()
 }

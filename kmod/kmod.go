@@ -1,0 +1,139 @@
+// Package kmod loads and unloads kernel modules the way modprobe does, from
+// /lib/modules/$(uname -r) and its modules.dep, with finit_module(2) and
+// delete_module(2) — so devbulk needs no modprobe, in a minimal VM or on a
+// host.
+package kmod
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNoModules reports a kernel that cannot load modules at all.
+var ErrNoModules = errors.New("this kernel has no loadable modules (no /proc/modules)")
+
+// Index is a modules.dep: where each module is, and what it needs first.
+type Index struct {
+	dir  string
+	deps map[string][]string // name → its file, then its dependencies' files, last loaded first
+}
+
+// Dir is the module directory of the running kernel.
+func Dir() string {
+	var u unix.Utsname
+	_ = unix.Uname(&u)
+	return filepath.Join("/lib/modules", unix.ByteSliceToString(u.Release[:]))
+}
+
+// Open reads dir/modules.dep.
+func Open(dir string) (*Index, error) {
+	f, err := os.Open(filepath.Join(dir, "modules.dep"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ix := &Index{dir: dir, deps: map[string][]string{}}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		file, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		ix.deps[Name(file)] = append([]string{file}, strings.Fields(rest)...)
+	}
+	return ix, sc.Err()
+}
+
+// Name is the module name of a module file: base name without the .ko
+// suffix (and compression suffix), dashes as underscores.
+func Name(file string) string {
+	base := filepath.Base(file)
+	base, _, _ = strings.Cut(base, ".ko")
+	return strings.ReplaceAll(base, "-", "_")
+}
+
+// Files returns the module's file and its dependencies' files, in the order
+// they must be loaded (dependencies first), relative to the index's directory.
+func (ix *Index) Files(name string) ([]string, error) {
+	files, ok := ix.deps[name]
+	if !ok {
+		return nil, fmt.Errorf("module %s not found in %s/modules.dep", name, ix.dir)
+	}
+	order := make([]string, 0, len(files))
+	for i := len(files) - 1; i >= 0; i-- {
+		order = append(order, files[i])
+	}
+	return order, nil
+}
+
+// Load loads the module and, first, its dependencies. params go to the
+// module itself (e.g. "numdummies=0"). Modules already loaded are skipped.
+func (ix *Index) Load(name, params string) error {
+	files, err := ix.Files(name)
+	if err != nil {
+		return err
+	}
+	for i, file := range files {
+		p := ""
+		if i == len(files)-1 {
+			p = params
+		}
+		if err := loadFile(filepath.Join(ix.dir, file), p); err != nil {
+			return fmt.Errorf("loading %s: %w", Name(file), err)
+		}
+	}
+	return nil
+}
+
+// moduleInitCompressedFile is MODULE_INIT_COMPRESSED_FILE: the kernel
+// decompresses .ko.xz/.ko.zst itself (CONFIG_MODULE_DECOMPRESS, 5.17+).
+const moduleInitCompressedFile = 4
+
+func loadFile(path, params string) error {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	flags := 0
+	if !strings.HasSuffix(path, ".ko") {
+		flags = moduleInitCompressedFile
+	}
+	err = unix.FinitModule(fd, params, flags)
+	if errors.Is(err, unix.EEXIST) {
+		return nil // already loaded
+	}
+	return err
+}
+
+// Loaded reports whether a module is loaded as a module (not built in).
+func Loaded(name string) (bool, error) {
+	f, err := os.Open("/proc/modules")
+	if err != nil {
+		return false, ErrNoModules
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if n, _, _ := strings.Cut(sc.Text(), " "); n == name {
+			return true, nil
+		}
+	}
+	return false, sc.Err()
+}
+
+// Unload removes a module (rmmod): it fails rather than waits while the
+// module is in use.
+func Unload(name string) error {
+	if err := unix.DeleteModule(name, unix.O_NONBLOCK); err != nil {
+		return fmt.Errorf("delete_module(%s): %w", name, err)
+	}
+	return nil
+}
