@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/vm"
 	"github.com/urfave/cli/v2"
 )
 
@@ -39,13 +40,16 @@ func main() {
 		Usage:   "create thousands of virtual network devices and time every way the kernel tears them down",
 		Version: batch.Version,
 		Commands: []*cli.Command{
-			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(),
+			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), vmCommand(),
 		},
 		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
 	for _, c := range app.Commands {
 		c.OnUsageError = app.OnUsageError
+	}
+	if vm.IsGuest() {
+		runGuest(app)
 	}
 	err := app.RunContext(ctx, os.Args)
 	os.Exit(exitCode(ctx, err))
@@ -69,8 +73,10 @@ func exitCode(ctx context.Context, err error) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(os.Stderr, "devbulk: %v\n", err)
 	var ee *exitError
+	if !errors.Is(err, errSilent) {
+		fmt.Fprintf(os.Stderr, "devbulk: %v\n", err)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return exitInterrupted

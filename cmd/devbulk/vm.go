@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/vm"
+	"github.com/urfave/cli/v2"
+)
+
+func vmCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "vm",
+		Usage:     "run devbulk inside a small VM on another kernel (by default Debian's cloud kernel, which has dummy, vlan, ipip and gre)",
+		ArgsUsage: "-- DEVBULK-ARGS...",
+		Description: "Boots the kernel under qemu with an initramfs holding this devbulk as init, busybox, iproute2's ip and the\n" +
+			"modules of every kind; the guest's stdout, stderr and exit code become devbulk vm's. KVM is used when a\n" +
+			"probe boot works, TCG otherwise: under TCG compare ratios, not absolute times.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "kernel", Value: "debian", Usage: "`debian` (apt's linux-image-cloud-amd64, cached) or the path of a kernel image (arch/x86/boot/bzImage)"},
+			&cli.StringFlag{Name: "modules", Usage: "with a kernel path: its module `DIR` (lib/modules/RELEASE, with modules.dep)"},
+			&cli.IntFlag{Name: "cpus", Value: 2, Usage: "guest CPUs (1..64)"},
+			&cli.IntFlag{Name: "mem", Value: 1024, Usage: "guest memory in MiB (256..65536)"},
+			&cli.StringFlag{Name: "accel", Usage: "kvm or tcg (default: kvm when a probe boot works)"},
+			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Minute, Usage: "give up on the guest after this long"},
+		},
+		Action: vmAction,
+	}
+}
+
+func vmAction(c *cli.Context) error {
+	args := c.Args().Slice()
+	if len(args) == 0 {
+		return usagef("devbulk vm needs the devbulk command to run in the guest, after --: devbulk vm -- bench --kind dummy")
+	}
+	if n := c.Int("cpus"); n < 1 || n > 64 {
+		return usagef("--cpus %d out of range: 1..64", n)
+	}
+	if m := c.Int("mem"); m < 256 || m > 65536 {
+		return usagef("--mem %d out of range: 256..65536 MiB", m)
+	}
+	switch c.String("accel") {
+	case "", "kvm", "tcg":
+	default:
+		return usagef("--accel %q: valid are kvm and tcg", c.String("accel"))
+	}
+	if c.String("modules") != "" && c.String("kernel") == "debian" {
+		return usagef("--modules goes with --kernel PATH (the Debian kernel brings its own)")
+	}
+	k, err := guestKernel(c.String("kernel"), c.String("modules"))
+	if err != nil {
+		return err
+	}
+	var modules []string
+	for _, kind := range devices.All() {
+		modules = append(modules, kind.Module)
+	}
+	cfg := vm.Config{Kernel: k, Modules: modules, CPUs: c.Int("cpus"), MemMiB: c.Int("mem"), Accel: c.String("accel")}
+	if isTerminal(2) {
+		cfg.Log = func(s string) { fmt.Fprintf(os.Stderr, "devbulk vm: %s\n", s) }
+	}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	code, err := vm.Run(ctx, cfg, args, c.App.Writer, c.App.ErrWriter)
+	if errors.Is(err, vm.ErrNoQemu) {
+		return fmt.Errorf("%w: %v", batch.ErrUnsupported, err)
+	}
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return &exitError{code: code, err: errSilent}
+	}
+	return nil
+}
+
+// errSilent is an exit status whose message was already printed (by the guest).
+var errSilent = errors.New("")
+
+func guestKernel(kernel, modules string) (*vm.Kernel, error) {
+	if kernel != "debian" {
+		return vm.LocalKernel(kernel, modules)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(cache, "devbulk", "kernels")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return vm.DebianKernel(dir)
+}
+
+// runGuest is main for devbulk as a VM's init: run the arguments the host
+// gave, report the exit code, power off.
+func runGuest(app *cli.App) {
+	g, err := vm.StartGuest()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "devbulk guest: %v\n", err)
+		select {} // the host times out and shows the console
+	}
+	os.Stdout, os.Stderr = g.Stdout, g.Stderr
+	app.Writer, app.ErrWriter = g.Stdout, g.Stderr
+	err = app.RunContext(context.Background(), append([]string{"devbulk"}, g.Args...))
+	g.Finish(exitCode(context.Background(), err))
+}

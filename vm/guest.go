@@ -1,0 +1,111 @@
+package vm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// argsFile is where the host puts the guest's devbulk arguments.
+const argsFile = "/devbulk.args"
+
+// The guest's serial ports (see the package documentation).
+const (
+	guestStdout = "/dev/ttyS1"
+	guestStderr = "/dev/ttyS2"
+	guestExit   = "/dev/ttyS3"
+)
+
+// IsGuest reports whether this process is the init of a devbulk VM.
+func IsGuest() bool {
+	if os.Getpid() != 1 {
+		return false
+	}
+	_, err := os.Stat(argsFile)
+	return err == nil
+}
+
+// Guest is the environment of devbulk running as the VM's init.
+type Guest struct {
+	Args           []string
+	Stdout, Stderr *os.File
+	exit           *os.File
+}
+
+// StartGuest mounts what devbulk needs, opens the output ports in raw mode
+// and reads the arguments.
+func StartGuest() (*Guest, error) {
+	for _, m := range []struct{ src, dir, fstype string }{
+		{"proc", "/proc", "proc"},
+		{"sysfs", "/sys", "sysfs"},
+		{"devtmpfs", "/dev", "devtmpfs"},
+		{"tmpfs", "/run", "tmpfs"},
+		{"tmpfs", "/tmp", "tmpfs"},
+		{"tracefs", "/sys/kernel/tracing", "tracefs"},
+	} {
+		_ = os.MkdirAll(m.dir, 0o755)
+		if err := unix.Mount(m.src, m.dir, m.fstype, 0, ""); err != nil && !errors.Is(err, unix.EBUSY) && m.fstype != "tracefs" {
+			return nil, fmt.Errorf("mount %s: %w", m.dir, err)
+		}
+	}
+	os.Setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+	g := &Guest{}
+	var err error
+	if g.Stdout, err = openRaw(guestStdout); err != nil {
+		return nil, err
+	}
+	if g.Stderr, err = openRaw(guestStderr); err != nil {
+		return nil, err
+	}
+	if g.exit, err = openRaw(guestExit); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(argsFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &g.Args); err != nil {
+		return nil, fmt.Errorf("%s: %w", argsFile, err)
+	}
+	return g, nil
+}
+
+// Finish reports the exit code to the host and powers the VM off.
+func (g *Guest) Finish(code int) {
+	fmt.Fprintf(g.exit, "%d\n", code)
+	for _, f := range []*os.File{g.Stdout, g.Stderr, g.exit} {
+		_ = unix.IoctlSetInt(int(f.Fd()), unix.TCSBRK, 1) // drain the UART
+		f.Close()
+	}
+	unix.Sync()
+	_ = unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+	select {} // init must not exit
+}
+
+// openRaw opens a serial port with no line discipline translation, so the
+// bytes devbulk writes arrive unchanged.
+func openRaw(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	t, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// cfmakeraw
+	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	t.Oflag &^= unix.OPOST
+	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	t.Cflag &^= unix.CSIZE | unix.PARENB
+	t.Cflag |= unix.CS8
+	if err := unix.IoctlSetTermios(int(f.Fd()), unix.TCSETS, t); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}

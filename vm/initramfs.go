@@ -1,0 +1,194 @@
+package vm
+
+import (
+	"bytes"
+	"compress/gzip"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cavaliergopher/cpio"
+	"github.com/devbulk/devbulk/kmod"
+)
+
+// Initramfs describes the guest's root filesystem.
+type Initramfs struct {
+	// Devbulk is the devbulk binary that becomes /init.
+	Devbulk string
+	// Args are devbulk's arguments in the guest.
+	Args []string
+	// Kernel provides the modules; Modules names those to include (their
+	// dependencies come along).
+	Kernel  *Kernel
+	Modules []string
+}
+
+// Write writes the initramfs as a gzip-compressed newc cpio archive.
+func (r *Initramfs) Write(w io.Writer) error {
+	files := map[string]string{} // path in the guest → path on the host
+	if err := addProgram(files, "/init", r.Devbulk); err != nil {
+		return fmt.Errorf("devbulk binary: %w", err)
+	}
+	if bb, err := exec.LookPath("busybox"); err == nil {
+		files["/bin/busybox"] = bb
+	}
+	// iproute2's ip, for side-by-side comparisons in the guest. Busybox's ip
+	// applet would shadow it in busybox sh: it lives at /usr/sbin/ip.
+	if ip, err := exec.LookPath("ip"); err == nil {
+		if err := addProgram(files, "/usr/sbin/ip", ip); err != nil {
+			return fmt.Errorf("ip: %w", err)
+		}
+	}
+	generated := map[string][]byte{}
+	var err error
+	if generated[argsFile], err = json.Marshal(r.Args); err != nil {
+		return err
+	}
+	if r.Kernel.Modules != "" {
+		dep, err := addModules(files, r.Kernel, r.Modules)
+		if err != nil {
+			return err
+		}
+		generated["/lib/modules/"+r.Kernel.Release+"/modules.dep"] = dep
+	}
+
+	zw := gzip.NewWriter(w)
+	cw := cpio.NewWriter(zw)
+	for _, d := range []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/lib", "/lib64", "/proc", "/sys", "/dev", "/run", "/tmp", "/etc"} {
+		if err := cw.WriteHeader(&cpio.Header{Name: d[1:], Mode: cpio.TypeDir | 0o755}); err != nil {
+			return err
+		}
+	}
+	if err := writeDirs(cw, files); err != nil {
+		return err
+	}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if err := writeFile(cw, p, files[p]); err != nil {
+			return err
+		}
+	}
+	if files["/bin/busybox"] != "" {
+		if err := writeBytes(cw, "/bin/sh", []byte("busybox"), cpio.TypeSymlink|0o777); err != nil {
+			return err
+		}
+	}
+	for p, b := range generated {
+		if err := writeBytes(cw, p, b, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := cw.Close(); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// addProgram adds a program and, if it is dynamically linked, its loader
+// and libraries (as ldd lists them).
+func addProgram(files map[string]string, guestPath, hostPath string) error {
+	f, err := elf.Open(hostPath)
+	if err != nil {
+		return err
+	}
+	dynamic := false
+	for _, p := range f.Progs {
+		dynamic = dynamic || p.Type == elf.PT_INTERP
+	}
+	f.Close()
+	files[guestPath] = hostPath
+	if !dynamic {
+		return nil
+	}
+	out, err := exec.Command("ldd", hostPath).Output()
+	if err != nil {
+		return fmt.Errorf("ldd %s: %w", hostPath, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		for _, field := range strings.Fields(line) {
+			if strings.HasPrefix(field, "/") {
+				files[field] = field
+			}
+		}
+	}
+	return nil
+}
+
+// addModules adds the files of the named modules and their dependencies, and
+// returns the modules.dep the guest gets; names missing from the kernel
+// (built in) are skipped. A directory without modules.dep is scanned.
+func addModules(files map[string]string, k *Kernel, names []string) ([]byte, error) {
+	ix, err := kmod.Open(k.Modules)
+	if err != nil {
+		if ix, err = kmod.Scan(k.Modules); err != nil {
+			return nil, fmt.Errorf("kernel modules: %w", err)
+		}
+	}
+	var dep bytes.Buffer
+	if err := ix.WriteDep(&dep); err != nil {
+		return nil, err
+	}
+	guestDir := "/lib/modules/" + k.Release
+	for _, name := range names {
+		deps, err := ix.Files(name)
+		if err != nil {
+			continue // built in, or not in this kernel: devbulk kinds will say
+		}
+		for _, f := range deps {
+			files[path.Join(guestDir, f)] = filepath.Join(k.Modules, f)
+		}
+	}
+	return dep.Bytes(), nil
+}
+
+// writeDirs writes the parent directories of every file, once.
+func writeDirs(cw *cpio.Writer, files map[string]string) error {
+	dirs := map[string]bool{}
+	for p := range files {
+		for d := path.Dir(p); d != "/" && d != "."; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	sorted := make([]string, 0, len(dirs))
+	for d := range dirs {
+		sorted = append(sorted, d)
+	}
+	sort.Strings(sorted)
+	for _, d := range sorted {
+		if err := cw.WriteHeader(&cpio.Header{Name: d[1:], Mode: cpio.TypeDir | 0o755}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFile(cw *cpio.Writer, guestPath, hostPath string) error {
+	b, err := os.ReadFile(hostPath)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(hostPath)
+	if err != nil {
+		return err
+	}
+	return writeBytes(cw, guestPath, b, cpio.FileMode(st.Mode().Perm()))
+}
+
+func writeBytes(cw *cpio.Writer, guestPath string, b []byte, mode cpio.FileMode) error {
+	if err := cw.WriteHeader(&cpio.Header{Name: guestPath[1:], Mode: mode, Size: int64(len(b))}); err != nil {
+		return err
+	}
+	_, err := cw.Write(b)
+	return err
+}

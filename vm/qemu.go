@@ -1,0 +1,199 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config describes one VM run.
+type Config struct {
+	Kernel *Kernel
+	// Devbulk is the binary to run as the guest's init (default: this one).
+	Devbulk string
+	// Modules are the kernel modules to put in the guest, with their
+	// dependencies; devbulk loads them on demand.
+	Modules []string
+	CPUs    int // default 2
+	MemMiB  int // default 1024
+	// Accel is "kvm", "tcg", or "" to use KVM when a probe boot works.
+	Accel string
+	// Log, when set, receives one line per step (accelerator, boot).
+	Log func(string)
+}
+
+// ErrNoQemu reports that qemu is not installed.
+var ErrNoQemu = errors.New("qemu-system-x86_64 not found (apt-get install qemu-system-x86)")
+
+// qemuBinary is the emulator devbulk runs.
+const qemuBinary = "qemu-system-x86_64"
+
+// Run boots the VM, runs devbulk with args in it, copies the guest's stdout
+// and stderr to the given writers, and returns the guest's exit code. The
+// error is for the VM itself (no qemu, guest crashed, ctx ended).
+func Run(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) (int, error) {
+	qemu, err := exec.LookPath(qemuBinary)
+	if err != nil {
+		return 0, ErrNoQemu
+	}
+	if cfg.Devbulk == "" {
+		if cfg.Devbulk, err = os.Executable(); err != nil {
+			return 0, err
+		}
+	}
+	if cfg.CPUs <= 0 {
+		cfg.CPUs = 2
+	}
+	if cfg.MemMiB <= 0 {
+		cfg.MemMiB = 1024
+	}
+	if cfg.Accel == "" {
+		cfg.Accel = chooseAccel(ctx, qemu, cfg)
+	}
+	cfg.log("accelerator %s, kernel %s, %d CPUs, %d MiB", cfg.Accel, cfg.Kernel.Vmlinuz, cfg.CPUs, cfg.MemMiB)
+	b, err := boot(ctx, qemu, cfg, args)
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(b.dir)
+	if _, err := io.Copy(stdout, b.port(1)); err != nil {
+		return 0, err
+	}
+	if _, err := io.Copy(stderr, b.port(2)); err != nil {
+		return 0, err
+	}
+	return b.code, b.err
+}
+
+func (c Config) log(format string, args ...any) {
+	if c.Log != nil {
+		c.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+// booted is what a finished VM left behind.
+type booted struct {
+	dir  string // serial port files ttyS0..3
+	code int
+	err  error
+}
+
+func (b *booted) port(n int) io.Reader {
+	f, err := os.Open(filepath.Join(b.dir, fmt.Sprintf("ttyS%d", n)))
+	if err != nil {
+		return strings.NewReader("")
+	}
+	return f
+}
+
+// boot runs one VM to completion. It fails when qemu cannot start or ctx
+// ends; a guest that died without an exit code is reported in b.err with
+// the end of its console.
+func boot(ctx context.Context, qemu string, cfg Config, args []string) (*booted, error) {
+	dir, err := os.MkdirTemp("", "devbulk-vm")
+	if err != nil {
+		return nil, err
+	}
+	b := &booted{dir: dir}
+	initrd := filepath.Join(dir, "initramfs.gz")
+	f, err := os.Create(initrd)
+	if err != nil {
+		return nil, err
+	}
+	r := Initramfs{Devbulk: cfg.Devbulk, Args: args, Kernel: cfg.Kernel, Modules: cfg.Modules}
+	if err := r.Write(f); err != nil {
+		f.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("building the initramfs: %w", err)
+	}
+	f.Close()
+
+	qargs := []string{
+		"-nodefaults", "-no-reboot", "-display", "none", "-monitor", "none",
+		"-accel", cfg.Accel, "-cpu", "max",
+		"-smp", strconv.Itoa(cfg.CPUs), "-m", strconv.Itoa(cfg.MemMiB),
+		"-kernel", cfg.Kernel.Vmlinuz, "-initrd", initrd,
+		"-append", "console=ttyS0 panic=-1 quiet",
+	}
+	for n := 0; n < 4; n++ {
+		qargs = append(qargs, "-serial", "file:"+filepath.Join(dir, fmt.Sprintf("ttyS%d", n)))
+	}
+	cmd := exec.CommandContext(ctx, qemu, qargs...)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("guest did not finish: %w", ctx.Err())
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("%s: %v: %s", qemu, err, strings.TrimSpace(string(out)))
+	}
+	code, err := os.ReadFile(filepath.Join(dir, "ttyS3"))
+	if err == nil {
+		if b.code, err = strconv.Atoi(strings.TrimSpace(string(code))); err == nil {
+			return b, nil
+		}
+	}
+	console, _ := os.ReadFile(filepath.Join(dir, "ttyS0"))
+	b.err = fmt.Errorf("guest stopped without an exit code; its console ends:\n%s", tail(string(console), 20))
+	return b, nil
+}
+
+func tail(s string, lines int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > lines {
+		l = l[len(l)-lines:]
+	}
+	return strings.Join(l, "\n")
+}
+
+var (
+	accelOnce sync.Once
+	accel     string
+)
+
+// chooseAccel uses KVM when /dev/kvm opens and a probe boot under it runs
+// devbulk to completion within 30 s; otherwise TCG. (A nested KVM guest can
+// crash on boot: the probe catches that.)
+func chooseAccel(ctx context.Context, qemu string, cfg Config) string {
+	accelOnce.Do(func() {
+		accel = "tcg"
+		f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+		if err != nil {
+			cfg.log("no usable /dev/kvm (%v): TCG", err)
+			return
+		}
+		f.Close()
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		probe := cfg
+		probe.Accel, probe.Modules = "kvm", nil
+		b, err := boot(pctx, qemu, probe, []string{"--version"})
+		if err == nil {
+			os.RemoveAll(b.dir)
+			if b.err == nil && b.code == 0 {
+				accel = "kvm"
+				return
+			}
+			err = b.err
+		}
+		cfg.log("KVM probe boot failed, using TCG: %v", firstLine(err))
+	})
+	return accel
+}
+
+func firstLine(err error) string {
+	if err == nil {
+		return "exit code not 0"
+	}
+	l, _, _ := strings.Cut(err.Error(), "\n")
+	return l
+}
