@@ -165,6 +165,9 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (Cycle,
 	}
 	t := Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
 	c.Delete, err = Delete(ctx, t, st.set, d, DeleteOptions{Workers: o.Workers})
+	if d == DeleteModule && err == nil {
+		err = reloadModule(o.Kind)
+	}
 	return c, err
 }
 

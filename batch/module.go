@@ -124,3 +124,13 @@ func FindNetns(ino uint64) (string, bool) {
 // device of its kinds, in every namespace, in one batch.
 // ForeignDevices must have come back empty.
 func unloadModule(k *devices.Kind) error { return kmod.Unload(k.Module) }
+
+// reloadModule loads the kind's module again after a module delete, so the
+// next cycle can create the kind.
+func reloadModule(k *devices.Kind) error {
+	ix, err := kmod.Open(kmod.Dir())
+	if err != nil {
+		return fmt.Errorf("reloading %s: %w", k.Module, err)
+	}
+	return ix.Load(k.Module, k.ModuleParams)
+}

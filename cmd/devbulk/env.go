@@ -9,6 +9,7 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/vm"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -85,8 +86,12 @@ func namespace(name string) (netns.NsHandle, uint64, error) {
 	return h, st.Ino, nil
 }
 
-// isTerminal reports whether fd is a terminal.
+// isTerminal reports whether fd is a terminal. A VM guest's outputs are
+// serial ports, terminals that nobody watches.
 func isTerminal(fd int) bool {
+	if vm.IsGuest() {
+		return false
+	}
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	return err == nil
 }
