@@ -1,13 +1,19 @@
 // Package nsthread runs code inside a network namespace without moving any
 // goroutine the rest of the program uses.
 //
-// setns(2) changes the namespace of one OS thread. As in containernetworking's
-// pkg/ns, every closure here runs on a fresh goroutine locked to its own OS
-// thread that is never unlocked: when the goroutine returns, the Go runtime
-// destroys the thread, so a namespace switch can never leak to other code.
+// setns(2) and unshare(2) change the namespace of one OS thread. As in
+// containernetworking's pkg/ns, every closure here runs on a fresh goroutine
+// locked to its own OS thread that is never unlocked, so the Go runtime never
+// schedules other code on a thread that was elsewhere. One more step: the
+// thread is switched back to its original namespace before the goroutine
+// returns. A locked thread normally dies with its goroutine, but the process's
+// main thread cannot exit: the runtime parks it forever instead, and a
+// namespace it sat in would stay alive — with every device in it — until the
+// process ends.
 package nsthread
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -22,19 +28,14 @@ const Current = netns.NsHandle(-1)
 // (Current: the namespace of the process's threads), waits, and returns fn's error.
 // Processes that fn starts with os/exec inherit ns.
 func Run(ns netns.NsHandle, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		// Never unlocked on purpose: the thread dies with this goroutine.
-		runtime.LockOSThread()
+	return onThread(func() error {
 		if ns != Current {
 			if err := netns.Set(ns); err != nil {
-				errc <- fmt.Errorf("setns: %w", err)
-				return
+				return fmt.Errorf("setns: %w", err)
 			}
 		}
-		errc <- fn()
-	}()
-	return <-errc
+		return fn()
+	})
 }
 
 // New creates a network namespace held only by the returned handle (and by
@@ -42,7 +43,7 @@ func Run(ns netns.NsHandle, fn func() error) error {
 // kernel then dismantles it, with every device inside, asynchronously.
 func New() (netns.NsHandle, error) {
 	h := netns.None()
-	err := Run(Current, func() error {
+	err := onThread(func() error {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
 		}
@@ -54,4 +55,26 @@ func New() (netns.NsHandle, error) {
 		return nil
 	})
 	return h, err
+}
+
+// onThread runs fn on a fresh locked thread and puts the thread back in its
+// original network namespace afterwards (see the package documentation).
+func onThread(fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked on purpose: the thread dies with this goroutine.
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			errc <- fmt.Errorf("open this thread's netns: %w", err)
+			return
+		}
+		defer orig.Close()
+		err = fn()
+		if rerr := netns.Set(orig); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("setns back: %w", rerr))
+		}
+		errc <- err
+	}()
+	return <-errc
 }
