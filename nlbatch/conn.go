@@ -51,7 +51,10 @@ type Conn struct {
 	buf    []byte
 }
 
-// Dial opens a socket in network namespace ns (nsthread.Current for the
+// CurrentNetns names the process's own network namespace in Dial.
+const CurrentNetns = nsthread.Current
+
+// Dial opens a socket in network namespace ns (CurrentNetns for the
 // process's own). Only a short-lived helper thread enters ns; the socket stays
 // bound to ns for its whole life.
 func Dial(ns netns.NsHandle, opts Options) (*Conn, error) {

@@ -18,7 +18,8 @@ var ErrDumpInconsistent = errors.New("netlink dump interrupted by concurrent cha
 // Dump runs a dump request (NLM_F_DUMP is added). The kernel flags a dump
 // NLM_F_DUMP_INTR when the table changed while it was being read; Dump then
 // starts over, calling restart before each attempt, so only the messages of
-// the last, consistent attempt count.
+// the last, consistent attempt count. msg points into the Conn's buffer: copy
+// what you keep, and do not use the Conn from each.
 func (c *Conn) Dump(req []byte, restart func(), each func(msg []byte) error) error {
 	for attempt := 0; attempt < maxDumpAttempts; attempt++ {
 		restart()
@@ -42,6 +43,7 @@ func (c *Conn) dumpOnce(req []byte, each func(msg []byte) error) (intr bool, err
 		return false, fmt.Errorf("sendmsg: %w", err)
 	}
 	buf := c.buf[:cap(c.buf)]
+	var failed error // the first error of the dump, returned once it is over
 	for {
 		n, err := c.t.recv(buf, true)
 		if errors.Is(err, unix.ENOBUFS) {
@@ -52,8 +54,10 @@ func (c *Conn) dumpOnce(req []byte, each func(msg []byte) error) (intr bool, err
 		if err != nil {
 			return false, fmt.Errorf("recvmsg: %w", err)
 		}
+		// After an error, read on to the end of the dump, so the socket
+		// is clean for the next request.
 		done := false
-		err = splitMessages(buf[:n], func(h header, msg []byte) error {
+		perr := splitMessages(buf[:n], func(h header, msg []byte) error {
 			if h.Seq != seq || done {
 				return nil
 			}
@@ -63,14 +67,23 @@ func (c *Conn) dumpOnce(req []byte, each func(msg []byte) error) (intr bool, err
 			switch h.Type {
 			case unix.NLMSG_DONE:
 				done = true
-				return nil
 			case unix.NLMSG_ERROR:
-				return parseAck(h.Flags, msg[unix.NLMSG_HDRLEN:])
+				done = true
+				if failed == nil {
+					failed = parseAck(h.Flags, msg[unix.NLMSG_HDRLEN:])
+				}
+			default:
+				if failed == nil {
+					failed = each(msg)
+				}
 			}
-			return each(msg)
+			return nil
 		})
-		if err != nil || done {
-			return intr, err
+		if perr != nil {
+			return intr, fmt.Errorf("recvmsg: %w", perr)
+		}
+		if done {
+			return intr, failed
 		}
 	}
 }

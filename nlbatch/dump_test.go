@@ -1,6 +1,7 @@
 package nlbatch
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/vishvananda/netlink/nl"
@@ -58,5 +59,27 @@ func TestDumpGivesUpWhenAlwaysInterrupted(t *testing.T) {
 	c := newConn(f, 1<<20, 1<<20)
 	if _, err := c.Links(); err != ErrDumpInconsistent {
 		t.Errorf("err %v, want ErrDumpInconsistent", err)
+	}
+}
+
+// An error in the middle of a dump is returned only after the dump is read
+// to its end, so the next request on the Conn gets its own answer.
+func TestDumpErrorLeavesSocketClean(t *testing.T) {
+	f := &fakeKernel{capacity: 100}
+	f.answer = func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
+		return 0, "", [][]byte{
+			linkMessage(seq, unix.NLM_F_MULTI, 1, "lo", 0),
+			linkMessage(seq, unix.NLM_F_MULTI, 2, "x", 0),
+			message(unix.NLMSG_DONE, unix.NLM_F_MULTI, seq, make([]byte, 4)),
+		}
+	}
+	c := newConn(f, 1<<20, 1<<20)
+	boom := errors.New("boom")
+	err := c.Dump(GetLinkRequest(0, ""), func() {}, func([]byte) error { return boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("err %v, want boom", err)
+	}
+	if len(f.queue) != 0 {
+		t.Errorf("%d messages of the dump left on the socket", len(f.queue))
 	}
 }

@@ -5,14 +5,20 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/vishvananda/netns"
 )
 
-// Delete links 10..19 of the current namespace, many requests per sendmsg,
-// and tell each outcome apart.
+// Delete links 10..19 of a namespace made with `ip netns add lab`, many
+// requests per sendmsg, and tell each outcome apart.
 func ExampleConn_Execute() {
-	c, err := nlbatch.Dial(nsthread.Current, nlbatch.Options{})
+	ns, err := netns.GetFromName("lab")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer ns.Close()
+	c, err := nlbatch.Dial(ns, nlbatch.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

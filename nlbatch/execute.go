@@ -2,6 +2,7 @@ package nlbatch
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -41,6 +42,11 @@ type Stats struct {
 // fits the receive buffer), and returns one Result per request, in order.
 // Window 1 is the classic one-request-then-wait loop.
 //
+// The window assumes each request is answered by one ACK (and maybe a small
+// reply): requests with NLM_F_ECHO on bulk operations, or errors that carry
+// a policy dump, take more receive buffer; an overrun then loses ACKs, which
+// is reported, never hidden. Dump requests are refused: use Dump.
+//
 // Each request must be one serialized netlink message; Execute writes its
 // sequence number and sets NLM_F_REQUEST|NLM_F_ACK in place, so every
 // request, successful or not, is answered.
@@ -71,7 +77,12 @@ func (c *Conn) Execute(ctx context.Context, reqs [][]byte, window int) ([]Result
 			}
 			seq := c.nextSeq()
 			if err := stamp(reqs[end], seq, unix.NLM_F_ACK); err != nil {
+				markUnsent(res[i:], err)
 				return res, st, fmt.Errorf("request %d: %w", end, err)
+			}
+			if isDump(reqs[end]) {
+				markUnsent(res[i:], errDumpInExecute)
+				return res, st, fmt.Errorf("request %d: %w", end, errDumpInExecute)
 			}
 			pending[seq] = end
 			out = append(out, reqs[end]...)
@@ -91,6 +102,9 @@ func (c *Conn) Execute(ctx context.Context, reqs [][]byte, window int) ([]Result
 		}
 		overrun, err := c.drain(pending, res, start)
 		if err != nil {
+			for _, j := range pending {
+				res[j].Err = fmt.Errorf("no ACK read: %w", err)
+			}
 			return res, st, err
 		}
 		for _, j := range pending {
@@ -147,6 +161,18 @@ func (c *Conn) drain(pending map[uint32]int, res []Result, start time.Time) (ove
 		}
 	}
 	return overrun, nil
+}
+
+// errDumpInExecute refuses dump requests: a dump answers with many messages
+// over later reads and no ACK, which Execute's accounting does not model.
+var errDumpInExecute = errors.New("nlbatch: a dump request (NLM_F_DUMP) goes to Dump, not Execute")
+
+// isDump reports an RTM_GET* request with NLM_F_DUMP (on other types the
+// same bits mean NLM_F_REPLACE/NLM_F_EXCL).
+func isDump(req []byte) bool {
+	typ := binary.NativeEndian.Uint16(req[4:6])
+	flags := binary.NativeEndian.Uint16(req[6:8])
+	return typ >= unix.RTM_BASE && (typ-unix.RTM_BASE)%4 == 2 && flags&unix.NLM_F_DUMP != 0
 }
 
 func markUnsent(res []Result, err error) {

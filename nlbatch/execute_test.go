@@ -162,3 +162,32 @@ func TestExecuteRejectsMalformedRequest(t *testing.T) {
 		t.Error("a 3-byte request was accepted")
 	}
 }
+
+func TestExecuteRefusesDumps(t *testing.T) {
+	c := newConn(&fakeKernel{capacity: 10}, 1<<20, 1<<20)
+	req := GetLinkRequest(0, "")
+	req[7] |= byte(unix.NLM_F_DUMP >> 8)
+	res, _, err := c.Execute(context.Background(), [][]byte{req}, 0)
+	if err == nil || res[0].Sent || res[0].Err == nil {
+		t.Errorf("a dump went through Execute: err %v, result %+v", err, res[0])
+	}
+}
+
+// A broken socket mid-drain must not leave requests looking successful.
+func TestExecuteDrainErrorFailsPending(t *testing.T) {
+	f := &brokenRecv{fakeKernel{capacity: 100}}
+	c := newConn(f, 1<<20, 1<<20)
+	res, _, err := c.Execute(context.Background(), requests(3), 0)
+	if err == nil {
+		t.Fatal("no error from a failing recvmsg")
+	}
+	for i, r := range res {
+		if r.Err == nil {
+			t.Errorf("request %d reported success without an ACK", i)
+		}
+	}
+}
+
+type brokenRecv struct{ fakeKernel }
+
+func (b *brokenRecv) recv([]byte, bool) (int, error) { return 0, unix.EBADF }

@@ -46,8 +46,9 @@ func splitMessages(b []byte, fn func(h header, msg []byte) error) error {
 
 func align4(n int) int { return (n + 3) &^ 3 }
 
-// stamp prepares a serialized request for sending: sequence number, the
-// kernel as destination port, NLM_F_REQUEST and the given flags.
+// stamp prepares a serialized request for sending: sequence number,
+// nlmsg_pid 0 (the kernel fills in the sender's port), NLM_F_REQUEST and the
+// given flags.
 func stamp(req []byte, seq uint32, flags uint16) error {
 	if len(req) < unix.NLMSG_HDRLEN || int(binary.NativeEndian.Uint32(req[0:4])) != len(req) {
 		return errors.New("nlbatch: request is not one serialized netlink message (nlmsg_len must equal its length)")

@@ -21,13 +21,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Current names the calling process's own network namespace in Run.
-const Current = netns.NsHandle(-1)
+// Current names the calling process's own network namespace in Run. It is
+// not -1, the value of a closed handle: a handle closed by mistake must fail,
+// not quietly mean devbulk's own namespace.
+const Current = netns.NsHandle(-2)
+
+// ErrClosed reports a namespace handle that was closed.
+var ErrClosed = errors.New("network namespace handle is closed")
 
 // Run calls fn on a dedicated OS thread whose network namespace is ns
 // (Current: the namespace of the process's threads), waits, and returns fn's error.
 // Processes that fn starts with os/exec inherit ns.
 func Run(ns netns.NsHandle, fn func() error) error {
+	if !ns.IsOpen() {
+		return ErrClosed
+	}
 	return onThread(func() error {
 		if ns != Current {
 			if err := netns.Set(ns); err != nil {
