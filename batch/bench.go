@@ -90,36 +90,21 @@ func newStage(o BenchOptions, n int) (*stage, error) {
 	}
 	st.set = &Set{Kind: o.Kind, Group: FreshGroup(nil, nil), Prefix: Prefix}
 	opts := devices.Options{Count: n, Prefix: Prefix, Group: st.set.Group, Up: o.Up, VlanProto: o.VlanProto}
-	var lowerNames []string
-	if need := o.Kind.LowersNeeded(n); need > 0 {
-		if o.Lower == nil {
-			st.release()
-			return nil, fmt.Errorf("%w: %s needs a lower device kind (dummy or ifb)", ErrUnsupported, o.Kind.Name)
+	if o.Kind.NeedsLower {
+		lowers, err := planLowers(o.Kind, o.Lower, n, Prefix, st.set.Group, o.Up)
+		if err == nil {
+			opts.Lowers, err = createLowers(context.Background(), st.conn, lowers)
 		}
-		lowers, err := o.Lower.Plan(devices.Options{Count: need, Prefix: Prefix + "l", Group: st.set.Group, Up: o.Up})
 		if err != nil {
 			st.release()
 			return nil, err
-		}
-		if _, ok, err := Create(context.Background(), st.conn, lowers, CreatePipelined); err != nil || !all(ok) {
-			st.release()
-			return nil, fmt.Errorf("creating lower devices: %v", err)
-		}
-		for i := range lowers {
-			l, err := st.conn.LinkByName(lowers[i].Name)
-			if err != nil {
-				st.release()
-				return nil, err
-			}
-			opts.Lowers = append(opts.Lowers, devices.Lower{Index: l.Index, Name: l.Name})
-			lowerNames = append(lowerNames, l.Name)
 		}
 	}
 	if st.links, err = o.Kind.Plan(opts); err != nil {
 		st.release()
 		return nil, err
 	}
-	if err := st.set.Record(st.conn, nil, lowerNames); err != nil {
+	if err := st.set.Record(st.conn, nil, lowerNamesOf(opts.Lowers)); err != nil {
 		st.release()
 		return nil, err
 	}
@@ -130,6 +115,14 @@ func newStage(o BenchOptions, n int) (*stage, error) {
 // dismantled it, so the next cycle does not share the machine with it.
 func (st *stage) release() {
 	_ = st.ns.ReleaseAndWait(2 * time.Minute)
+}
+
+func lowerNamesOf(lowers []devices.Lower) []string {
+	out := make([]string, len(lowers))
+	for i, l := range lowers {
+		out[i] = l.Name
+	}
+	return out
 }
 
 func all(ok []bool) bool {

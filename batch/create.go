@@ -39,7 +39,9 @@ func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, s Create
 		}
 	}
 	m.stop(&p)
-	p.Requests = latencies(res)
+	if window == 1 {
+		p.Requests = latencies(res) // with many per sendmsg, latency is the sendmsg's
+	}
 	p.noteStats(st)
 	return p, ok, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Target is the namespace a set lives in.
@@ -25,9 +26,6 @@ type Target struct {
 type DeleteOptions struct {
 	Workers int // parallel strategy; default 4
 }
-
-// ErrSurvivors reports devices still present after a delete phase.
-var ErrSurvivors = errors.New("devices still present after delete")
 
 // Delete tears the set down with strategy d and measures the phase. Only the
 // set's devices are ever named in a request; a group delete first checks that
@@ -57,9 +55,20 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 				s.Kind.Module, strings.Join(foreign, ", "))
 		}
 	}
+	if len(s.Links) == 0 && len(s.Lowers) == 0 {
+		// A run killed while creating recorded no ifindexes yet.
+		if err := s.Adopt(t.Conn); err != nil {
+			return p, err
+		}
+		p.Devices = len(s.Links)
+	}
 	mine, all, err := s.present(t.Conn)
 	if err != nil {
 		return p, err
+	}
+	if foreign := s.foreignUppers(all); len(foreign) > 0 {
+		return p, fmt.Errorf("refusing to delete: devices devbulk did not create sit on its lower devices and would go with them: %s",
+			strings.Join(foreign, ", "))
 	}
 	m := startMeter()
 	switch d {
@@ -70,7 +79,7 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	case DeleteGroup:
 		err = deleteGroup(ctx, t.Conn, s, mine, all, &p)
 	case DeleteLower:
-		err = deleteLowers(ctx, t.Conn, s, &p)
+		err = deleteLowers(ctx, t.Conn, s, mine, &p)
 	case DeleteModule:
 		err = unloadModule(s.Kind)
 	}
@@ -124,7 +133,9 @@ func deleteEach(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link, windo
 		return err
 	}
 	settleDeletes(c, devs, res, p)
-	p.Requests = latencies(res)
+	if window == 1 {
+		p.Requests = latencies(res) // with many per sendmsg, latency is the sendmsg's
+	}
 	return nil
 }
 
@@ -132,7 +143,7 @@ func deleteEach(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link, windo
 func settleDeletes(c *nlbatch.Conn, devs []nlbatch.Link, res []nlbatch.Result, p *Phase) {
 	for i, r := range res {
 		if errors.Is(r.Err, nlbatch.ErrAckLost) {
-			if _, err := c.LinkByIndex(devs[i].Index); err != nil {
+			if _, err := c.LinkByIndex(devs[i].Index); errors.Is(err, unix.ENODEV) {
 				r.Err = nil // gone: deleted
 			}
 		}
@@ -197,9 +208,10 @@ func deleteParallel(ctx context.Context, t Target, devs []nlbatch.Link, workers 
 }
 
 // deleteGroup deletes the set in one RTM_DELLINK by group. When the run's
-// group holds devices that are not the set's (or misses some of the set's),
-// it marks the set with a fresh group first (pipelined RTM_SETLINK) and
-// checks the mark before sweeping.
+// group does not hold exactly the set's devices (someone moved a device into
+// it, or an earlier group delete was interrupted half-way through marking),
+// it marks the set with a fresh group first (pipelined RTM_SETLINK), saved
+// beforehand, and checks the mark before sweeping.
 func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine, all []nlbatch.Link, p *Phase) error {
 	if len(mine) == 0 {
 		return nil
@@ -207,6 +219,12 @@ func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine, all []nlbat
 	group := s.Group
 	if members(all, group) != len(mine) {
 		group = FreshGroup(all, nil)
+		s.Marks = append(s.Marks, group)
+		if s.Persist != nil {
+			if err := s.Persist(); err != nil {
+				return fmt.Errorf("saving the new group before marking: %w", err)
+			}
+		}
 		reqs := make([][]byte, len(mine))
 		for i, l := range mine {
 			reqs[i] = nlbatch.SetGroupRequest(l.Index, group)
@@ -228,7 +246,6 @@ func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine, all []nlbat
 		if n := members(now, group); n != len(mine) {
 			return fmt.Errorf("group %d holds %d devices after marking %d: refusing to delete by group", group, n, len(mine))
 		}
-		s.Group = group
 	}
 	res, st, err := c.Execute(ctx, [][]byte{nlbatch.DelGroupRequest(group)}, 1)
 	p.noteStats(st)
@@ -251,13 +268,23 @@ func members(links []nlbatch.Link, group uint32) int {
 	return n
 }
 
-// deleteLowers deletes the lower devices devbulk created; the kernel
-// unregisters their upper links in the same batch.
-func deleteLowers(ctx context.Context, c *nlbatch.Conn, s *Set, p *Phase) error {
+// deleteLowers deletes the lower devices devbulk created (those of mine); the
+// kernel unregisters their upper links in the same batch.
+func deleteLowers(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Link, p *Phase) error {
 	if len(s.Lowers) == 0 {
 		return fmt.Errorf("delete strategy lower: the %s links sit on lower devices devbulk did not create; deleting those is not devbulk's call", s.Kind.Name)
 	}
-	return deleteEach(ctx, c, s.Lowers, 0, p)
+	isLower := map[int32]bool{}
+	for _, l := range s.Lowers {
+		isLower[l.Index] = true
+	}
+	var lowers []nlbatch.Link
+	for _, l := range mine {
+		if isLower[l.Index] {
+			lowers = append(lowers, l)
+		}
+	}
+	return deleteEach(ctx, c, lowers, 0, p)
 }
 
 // deleteNetns releases the dedicated namespace and waits until the kernel
@@ -270,14 +297,15 @@ func deleteNetns(ctx context.Context, t Target, p *Phase) error {
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	done, err := t.Dedicated.WaitFreed(wctx)
-	m.stop(p)
+	m.stop(p) // user and sys are devbulk's polling; the work is the kernel worker's
 	p.ReleaseNS = released.Nanoseconds()
-	p.DrainMethod = DrainMethod
 	if err != nil {
-		p.noteErrors(err)
-		p.DrainMethod = ""
-		return nil // released: the kernel will finish; the drain is unknown
+		// Released: the kernel will finish, but when is unknown.
+		p.WallNS, p.DevicesPerSec, p.MsPerDevice = 0, 0, 0
+		p.noteErrors(fmt.Errorf("drain not measured: %w", err))
+		return nil
 	}
+	p.DrainMethod = DrainMethod
 	p.DrainNS = done.Sub(m.start).Nanoseconds()
 	p.WallNS = p.DrainNS
 	p.rates()

@@ -24,8 +24,8 @@ type Phase struct {
 	SysNS         int64   `json:"sys_ns"`
 	DevicesPerSec float64 `json:"devices_per_sec"`
 	MsPerDevice   float64 `json:"ms_per_device"`
-	// Requests is the per-request send-to-ACK latency, where devices are
-	// handled by individual requests.
+	// Requests is the per-request send-to-ACK latency, where each request
+	// has a sendmsg of its own (serial and parallel strategies).
 	Requests *Latency `json:"requests,omitempty"`
 	// Netlink socket use.
 	Window   int `json:"window,omitempty"`

@@ -1,13 +1,9 @@
 package batch
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/kmod"
@@ -15,9 +11,6 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
-
-// ErrUnsupported marks what this kernel or machine cannot do (exit code 4).
-var ErrUnsupported = errors.New("unsupported here")
 
 // ModuleLoaded reports whether the kind's module is loaded as a module, or
 // why the module strategy cannot apply.
@@ -33,9 +26,12 @@ func ModuleLoaded(k *devices.Kind) error {
 }
 
 // ForeignDevices lists, in every network namespace this machine has, the
-// devices of the kind's module that are not the set's (fallback devices such
-// as tunl0 excepted): unloading the module would remove them too.
-// ours is the namespace the set lives in.
+// devices of the kind's module that are not the set's: unloading the module
+// would remove them too. The module's own fallback devices (tunl0, gre0, ...)
+// are excepted while they are down; one that is up is someone's. ours is the
+// namespace the set lives in. Namespaces are found through /proc (threads,
+// open descriptors, bind mounts of every mount namespace): a namespace held
+// only by a socket is missed, which the README states.
 func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(ours), &st); err != nil {
@@ -55,7 +51,7 @@ func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, err
 			return nil, fmt.Errorf("listing links of netns %s: %w", path, err)
 		}
 		for _, l := range links {
-			if !slices.Contains(kinds, l.Kind) || devices.IsFallback(l.Name) {
+			if !slices.Contains(kinds, l.Kind) || (devices.IsFallback(l.Name) && l.Flags&unix.IFF_UP == 0) {
 				continue
 			}
 			if ino == st.Ino && owns(l) {
@@ -77,53 +73,16 @@ func listLinks(ns netns.NsHandle) ([]nlbatch.Link, error) {
 	return c.Links()
 }
 
-// namespaces finds every network namespace reachable from /proc: those of
-// every thread, those held open by file descriptors, and bind mounts (as
-// made by `ip netns add`). Keys are nsfs inode numbers.
-func namespaces() map[uint64]string {
-	found := map[uint64]string{}
-	add := func(path string) {
-		var st unix.Stat_t
-		if unix.Stat(path, &st) == nil {
-			if _, ok := found[st.Ino]; !ok {
-				found[st.Ino] = path
-			}
-		}
-	}
-	tasks, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/ns/net")
-	for _, p := range tasks {
-		add(p)
-	}
-	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
-	for _, p := range fds {
-		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, "net:[") {
-			add(p)
-		}
-	}
-	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if i := slices.Index(fields, "-"); i > 4 && i+1 < len(fields) && fields[i+1] == "nsfs" {
-				add(fields[4])
-			}
-		}
-		f.Close()
-	}
-	return found
-}
-
-// FindNetns returns a path to the network namespace with nsfs inode ino, if
-// any thread, file descriptor or bind mount still holds it.
-func FindNetns(ino uint64) (string, bool) {
-	path, ok := namespaces()[ino]
-	return path, ok
-}
-
 // unloadModule removes the kind's module: the kernel unregisters every
 // device of its kinds, in every namespace, in one batch.
 // ForeignDevices must have come back empty.
-func unloadModule(k *devices.Kind) error { return kmod.Unload(k.Module) }
+func unloadModule(k *devices.Kind) error {
+	err := kmod.Unload(k.Module)
+	if errors.Is(err, unix.EWOULDBLOCK) || errors.Is(err, unix.EBUSY) {
+		return fmt.Errorf("%w: %s is in use by something other than devbulk's devices: %v", ErrUnsupported, k.Module, err)
+	}
+	return err
+}
 
 // reloadModule loads the kind's module again after a module delete, so the
 // next cycle can create the kind.

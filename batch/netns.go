@@ -88,8 +88,8 @@ func (n *Namespace) ReleaseAndWait(timeout time.Duration) error {
 
 // DrainMethod says how WaitFreed decides that the kernel has finished.
 const DrainMethod = "net_namespace slab objects one below their count just before the release " +
-	"(/sys/kernel/slab/net_namespace/objects read after writing its shrink file) and no kworker " +
-	"running the netns workqueue (comm \"+netns\"), polled every 2 ms; kernels that defer the final " +
+	"(/sys/kernel/slab/net_namespace/objects read after writing its shrink file, only while no kworker " +
+	"runs the netns workqueue: comm \"+netns\"), polled every 2 ms; kernels that defer the final " +
 	"free of a struct net (6.13+) free the previous one at the end of the cleanup run, so the count " +
 	"still drops by one when this namespace's run is over"
 
@@ -103,8 +103,12 @@ func (n *Namespace) WaitFreed(ctx context.Context) (time.Time, error) {
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if c, ok := netnsObjects(); ok && c < n.live && !netnsWorkerBusy() {
-			return time.Now(), nil
+		// The slab is read (and its per-CPU slabs flushed) only while no
+		// cleanup work runs, so the polling does not disturb the worker.
+		if !netnsWorkerBusy() {
+			if c, ok := netnsObjects(); ok && c < n.live {
+				return time.Now(), nil
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -119,7 +123,9 @@ const slabDir = "/sys/kernel/slab/net_namespace"
 // netnsObjects returns the number of allocated struct net. SLUB counts
 // objects of per-CPU slabs as in use, so the CPU slabs are flushed first.
 func netnsObjects() (int, bool) {
-	_ = os.WriteFile(slabDir+"/shrink", []byte("1"), 0)
+	if err := os.WriteFile(slabDir+"/shrink", []byte("1"), 0); err != nil {
+		return 0, false // unflushed counts would never come down
+	}
 	b, err := os.ReadFile(slabDir + "/objects")
 	if err != nil {
 		return 0, false

@@ -22,6 +22,7 @@ var StateDir = "/run/devbulk/runs"
 // device is created, updated with the ifindexes afterwards.
 type Record struct {
 	Group  uint32         `json:"group"`
+	Marks  []uint32       `json:"marks,omitempty"` // groups a group delete moved the devices to
 	Prefix string         `json:"prefix"`
 	Kind   string         `json:"kind"`
 	Netns  string         `json:"netns"` // a name from /run/netns, or "current"
@@ -29,15 +30,32 @@ type Record struct {
 	Links  []nlbatch.Link `json:"links"`
 	Lowers []nlbatch.Link `json:"lowers,omitempty"`
 	PID    int            `json:"pid"`
+	// Complete is set once every device is created and recorded; an
+	// incomplete record is what a killed devbulk leaves behind.
+	Complete bool `json:"complete"`
 }
 
-// Set returns the record as a Set.
+// Set returns the record as a Set whose changes of group are saved here.
 func (r *Record) Set() (*Set, error) {
 	k, err := devices.Lookup(r.Kind)
 	if err != nil {
 		return nil, err
 	}
-	return &Set{Kind: k, Group: r.Group, Prefix: r.Prefix, Links: r.Links, Lowers: r.Lowers}, nil
+	s := &Set{Kind: k, Group: r.Group, Marks: r.Marks, Prefix: r.Prefix, Links: r.Links, Lowers: r.Lowers}
+	s.Persist = func() error {
+		r.Marks = s.Marks
+		return r.Save()
+	}
+	return s, nil
+}
+
+// Alive reports whether the devbulk process that wrote the record still runs.
+func (r *Record) Alive() bool {
+	if r.PID <= 0 || r.PID == os.Getpid() {
+		return r.PID == os.Getpid()
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", r.PID))
+	return err == nil && strings.HasPrefix(string(comm), "devbulk")
 }
 
 func (r *Record) path() string { return filepath.Join(StateDir, fmt.Sprintf("%08x.json", r.Group)) }

@@ -2,18 +2,14 @@ package batch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
 )
-
-// ErrConflict reports a request that clashes with what the namespace
-// already holds (a name in use, a missing parent). Nothing was created.
-var ErrConflict = errors.New("conflict")
 
 // CreateOptions describe a create for scripted use in an existing namespace.
 type CreateOptions struct {
@@ -64,26 +60,22 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Re
 		return p, nil, fmt.Errorf("saving the run record: %w", err)
 	}
 	set, _ := rec.Set()
+	// undo deletes what was created and removes the record; the record
+	// stays (for devbulk cleanup) whenever that cannot be done.
 	undo := func(cause error) (Phase, *Record, error) {
-		if err := set.Record(c, linkNames(links), linkNames(lowers)); err == nil {
-			_, derr := Delete(context.Background(), Target{Conn: c}, set, DeleteGroup, DeleteOptions{})
-			if derr != nil {
-				return p, rec, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %v", cause, derr)
-			}
+		if err := set.Record(c, linkNames(links), linkNames(lowers)); err != nil {
+			return p, rec, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %v", cause, err)
+		}
+		if _, err := Delete(context.Background(), Target{Conn: c}, set, DeleteGroup, DeleteOptions{}); err != nil {
+			return p, rec, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %v", cause, err)
 		}
 		_ = rec.Remove()
 		return p, nil, cause
 	}
 
 	if len(lowers) > 0 {
-		if _, ok, err := Create(ctx, c, lowers, CreatePipelined); err != nil || !all(ok) || ctx.Err() != nil {
-			return undo(errors.Join(fmt.Errorf("creating lower devices"), err, ctx.Err()))
-		}
-		if err := set.Record(c, nil, linkNames(lowers)); err != nil {
+		if o.Devices.Lowers, err = createLowers(ctx, c, lowers); err != nil {
 			return undo(err)
-		}
-		for i, l := range set.Lowers {
-			o.Devices.Lowers[i].Index = l.Index
 		}
 		if links, err = o.Kind.Plan(o.Devices); err != nil {
 			return undo(err)
@@ -101,11 +93,51 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Re
 	if err := set.Record(c, linkNames(links), linkNames(lowers)); err != nil {
 		return undo(err)
 	}
-	rec.Links, rec.Lowers = set.Links, set.Lowers
+	rec.Links, rec.Lowers, rec.Complete = set.Links, set.Lowers, true
 	if err := rec.Save(); err != nil {
 		return undo(err)
 	}
 	return p, rec, nil
+}
+
+// planLowers plans the lower devices that count links of kind k need,
+// named PREFIXl0.., of kind lower.
+func planLowers(k, lower *devices.Kind, count int, prefix string, group uint32, up bool) ([]devices.Link, error) {
+	if lower == nil {
+		return nil, fmt.Errorf("%w: %s needs a lower device kind (dummy or ifb)", ErrUnsupported, k.Name)
+	}
+	return lower.Plan(devices.Options{Count: k.LowersNeeded(count), Prefix: prefix + "l", Group: group, Up: up})
+}
+
+// createLowers creates planned lower devices and returns them, in order,
+// with their ifindexes.
+func createLowers(ctx context.Context, c *nlbatch.Conn, lowers []devices.Link) ([]devices.Lower, error) {
+	p, ok, err := Create(ctx, c, lowers, CreatePipelined)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !all(ok) {
+		return nil, fmt.Errorf("creating lower devices: %s", strings.Join(p.Errors, "; "))
+	}
+	now, err := c.Links()
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[string]int32, len(now))
+	for _, l := range now {
+		index[l.Name] = l.Index
+	}
+	out := make([]devices.Lower, len(lowers))
+	for i, l := range lowers {
+		if index[l.Name] == 0 {
+			return nil, fmt.Errorf("lower device %s vanished after creation", l.Name)
+		}
+		out[i] = devices.Lower{Index: index[l.Name], Name: l.Name}
+	}
+	return out, nil
 }
 
 // chooseLowers resolves the parents given by name, or plans devbulk's own
@@ -113,11 +145,7 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Re
 func chooseLowers(o CreateOptions, existing []nlbatch.Link) ([]devices.Lower, []devices.Link, error) {
 	need := o.Kind.LowersNeeded(o.Devices.Count)
 	if len(o.Parents) == 0 {
-		if o.Lower == nil {
-			return nil, nil, fmt.Errorf("%w: %s needs a lower device kind (dummy or ifb)", ErrUnsupported, o.Kind.Name)
-		}
-		lowers, err := o.Lower.Plan(devices.Options{Count: need, Prefix: o.Devices.Prefix + "l",
-			Group: o.Devices.Group, Up: o.Devices.Up})
+		lowers, err := planLowers(o.Kind, o.Lower, o.Devices.Count, o.Devices.Prefix, o.Devices.Group, o.Devices.Up)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -132,7 +160,10 @@ func chooseLowers(o CreateOptions, existing []nlbatch.Link) ([]devices.Lower, []
 			ErrConflict, o.Devices.Count, o.Kind.Name, need, o.Kind.PerLower, len(o.Parents))
 	}
 	var out []devices.Lower
-	for _, name := range o.Parents {
+	for i, name := range o.Parents {
+		if slices.Contains(o.Parents[:i], name) {
+			return nil, nil, fmt.Errorf("%w: parent %s given twice", ErrConflict, name)
+		}
 		l, ok := findName(existing, name)
 		if !ok {
 			return nil, nil, fmt.Errorf("%w: parent %s does not exist in netns %s", ErrConflict, name, o.Netns)

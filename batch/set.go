@@ -3,6 +3,7 @@ package batch
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/devbulk/devbulk/devices"
@@ -11,18 +12,25 @@ import (
 
 // Set is what one run created in one namespace, and so what it may delete.
 type Set struct {
-	Kind   *devices.Kind
+	Kind *devices.Kind
+	// Group is the group the run's devices got at creation; Marks are the
+	// groups a group delete moved them to since (see deleteGroup).
 	Group  uint32
+	Marks  []uint32
 	Prefix string
 	// Links are the run's links and Lowers the lower devices devbulk created
 	// for them, as recorded after creation (ifindex and name).
 	Links  []nlbatch.Link
 	Lowers []nlbatch.Link
+	// Persist, when set, saves the set's ownership (a record); Delete calls
+	// it before it moves devices to a new group, so that an interruption
+	// never leaves devices under a group nobody knows.
+	Persist func() error
 }
 
 // owner returns the test of ownership over the devices recorded now: a link
-// is the set's when its recorded ifindex and name, the run's group and its
-// prefix all match.
+// is the set's when its recorded ifindex and name, one of the run's groups
+// and its prefix all match.
 func (s *Set) owner() func(nlbatch.Link) bool {
 	names := make(map[int32]string, len(s.Links)+len(s.Lowers))
 	for _, r := range s.all() {
@@ -30,8 +38,27 @@ func (s *Set) owner() func(nlbatch.Link) bool {
 	}
 	return func(l nlbatch.Link) bool {
 		name, ok := names[l.Index]
-		return ok && name == l.Name && l.Group == s.Group && strings.HasPrefix(l.Name, s.Prefix)
+		return ok && name == l.Name && s.hasGroup(l.Group) && strings.HasPrefix(l.Name, s.Prefix)
 	}
+}
+
+func (s *Set) hasGroup(g uint32) bool { return g == s.Group || slices.Contains(s.Marks, g) }
+
+// foreignUppers lists the devices stacked on the set's lower devices that are
+// not the set's: deleting a lower device deletes its vlans and macvlans too.
+func (s *Set) foreignUppers(all []nlbatch.Link) []string {
+	lowers := map[int32]bool{}
+	for _, l := range s.Lowers {
+		lowers[l.Index] = true
+	}
+	owns := s.owner()
+	var out []string
+	for _, l := range all {
+		if l.Parent != 0 && lowers[l.Parent] && !owns(l) {
+			out = append(out, l.Name)
+		}
+	}
+	return out
 }
 
 // all is every recorded device, upper links first, so one-by-one deletes
@@ -91,8 +118,9 @@ func (s *Set) Record(c *nlbatch.Conn, names, lowerNames []string) error {
 }
 
 // Adopt fills the set from the namespace when no ifindexes were recorded
-// (devbulk was killed while creating): links are the devices with the set's
-// group named PREFIX<n>, lowers those named PREFIXl<n>.
+// (devbulk was killed while creating): links are the devices with one of the
+// set's groups named PREFIX<n>, lowers those named PREFIXl<n>. Without
+// recorded ifindexes, that group and those names are the ownership.
 func (s *Set) Adopt(c *nlbatch.Conn) error {
 	all, err := c.Links()
 	if err != nil {
@@ -100,7 +128,7 @@ func (s *Set) Adopt(c *nlbatch.Conn) error {
 	}
 	s.Links, s.Lowers = nil, nil
 	for _, l := range all {
-		if l.Group != s.Group {
+		if !s.hasGroup(l.Group) {
 			continue
 		}
 		rest, ok := strings.CutPrefix(l.Name, s.Prefix)

@@ -19,10 +19,21 @@ type Support struct {
 	Reason string // empty when OK
 }
 
-// Probe tries to create one link of every kind in a scratch network
-// namespace, which the kernel dismantles afterwards. The kernel loads a
-// missing module by itself (rtnl-link-KIND alias) where it can.
-func Probe() ([]Support, error) {
+// Probe tries to create one link of each kind (every kind when none are
+// given, and dummy and ifb too where a kind needs a lower device) in a
+// scratch network namespace, which the kernel dismantles afterwards. A
+// missing module is loaded as `ip link add` would have the kernel load it
+// (devbulk loads it itself where there is no modprobe, as in its VM).
+func Probe(kinds ...*Kind) ([]Support, error) {
+	if len(kinds) == 0 {
+		kinds = All()
+	}
+	for _, k := range kinds {
+		if k.NeedsLower {
+			kinds = append([]*Kind{Dummy, Ifb}, kinds...)
+			break
+		}
+	}
 	ns, err := nsthread.New()
 	if err != nil {
 		return nil, err
@@ -36,7 +47,12 @@ func Probe() ([]Support, error) {
 
 	var out []Support
 	ok := map[string]bool{}
-	for i, k := range All() {
+	seen := map[*Kind]bool{}
+	for i, k := range kinds {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		s := Support{Kind: k}
 		err := probeOne(c, k, fmt.Sprintf("probe%d", i), ok)
 		if errors.Is(err, unix.EOPNOTSUPP) {

@@ -89,7 +89,7 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		args []string
 		want string // in the one line on stderr
 	}{
-		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "0"}, "count 0 out of range: ifb takes 1..100000"},
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "0"}, "count \"0\" out of range: ifb takes 1..100000"},
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "100001"}, "takes 1..100000"},
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "10", "--prefix", "muchtoolongpfxx"}, "at most 15"},
 		{[]string{"create", "--netns", ns, "--kind", "veth", "--count", "10", "--prefix", "fourteenchars1"}, "at most 15"},
@@ -103,10 +103,15 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		{[]string{"create", "--netns", "nosuchns", "--kind", "ifb", "--count", "10"}, "not found under /run/netns"},
 		{[]string{"create", "--netns", ns, "--kind", "macvlan", "--count", "10", "--parent", "nosuchdev"}, "parent nosuchdev does not exist"},
 		{[]string{"delete", "--netns", ns, "--strategy", "quick"}, "unknown delete strategy"},
-		{[]string{"delete", "--netns", ns, "--workers", "0"}, "--workers 0 out of range: 1..64"},
+		{[]string{"delete", "--netns", ns, "--workers", "0"}, "--workers \"0\" out of range: 1..64"},
+		{[]string{"delete", "--netns", ns, "--strategy", "netns"}, "netns needs a namespace devbulk made"},
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "many"}, "count \"many\" out of range: ifb takes 1..100000"},
+		{[]string{"create", "--netns", ns, "--kind", "macvlan", "--count", "10", "--parent", "lo,lo"}, "given twice"},
+		{[]string{"kinds", "extra"}, "kinds takes no arguments"},
 		{[]string{"bench", "--kind", "ifb", "--delete", "lower"}, "applies to kinds with a lower device"},
 		{[]string{"bench", "--kind", "ifb", "--count", "ten"}, "count \"ten\" out of range"},
-		{[]string{"bench", "--kind", "ifb", "--repeat", "0"}, "--repeat 0 out of range: 1..100"},
+		{[]string{"bench", "--kind", "ifb", "--repeat", "0"}, "--repeat \"0\" out of range: 1..100"},
+		{[]string{"bench", "--kind", "nosuch"}, "unknown kind"},
 		{[]string{"bench", "--kind", "ifb", "--compare", "ifconfig"}, "the only comparison is iproute2"},
 		{[]string{"bench", "--no-such-flag"}, "flag provided but not defined"},
 	}
@@ -269,7 +274,7 @@ func TestCleanupAfterKill(t *testing.T) {
 
 func TestBenchJSON(t *testing.T) {
 	needKind(t, "ifb")
-	r := run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "50,100", "--delete", "group,pipelined", "--compare", "iproute2", "--json")
+	r := run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "50,100", "--delete", "group,serial", "--compare", "iproute2", "--json")
 	if r.code != 0 {
 		t.Fatalf("bench: exit %d: %s", r.code, r.stderr)
 	}
@@ -281,8 +286,13 @@ func TestBenchJSON(t *testing.T) {
 		t.Fatalf("report header: %+v", rep)
 	}
 	for _, c := range rep.Runs {
-		if c.Create.Devices != c.Count || c.Create.WallNS <= 0 || c.Create.Requests == nil {
+		// Latencies are per request only where each request has its own sendmsg.
+		if c.Create.Devices != c.Count || c.Create.WallNS <= 0 || c.Create.Requests != nil {
 			t.Errorf("create phase: %+v", c.Create)
+		}
+		if serial := c.Delete.Strategy == "serial"; serial != (c.Delete.Requests != nil) ||
+			(serial && c.Delete.Requests.Count != c.Count) {
+			t.Errorf("delete %s latencies: %+v", c.Delete.Strategy, c.Delete.Requests)
 		}
 		if c.Delete.Devices != c.Count || c.Delete.Failed != 0 || c.Delete.WallNS <= 0 {
 			t.Errorf("delete phase: %+v", c.Delete)
@@ -325,10 +335,29 @@ func TestCurrentNetns(t *testing.T) {
 	}
 	// From the host's namespace, "current" means another namespace: cleanup
 	// must find the run's by its inode.
-	if r := run(t, state, "cleanup"); r.code != 0 {
-		t.Fatalf("cleanup: exit %d: %s", r.code, r.stderr)
+	if r := run(t, state, "cleanup"); r.code != 0 || !linkNames(t, ns)["left0"] {
+		t.Fatalf("cleanup without --all: exit %d: %s; it must keep completed runs", r.code, r.stderr)
+	}
+	if r := run(t, state, "cleanup", "--all"); r.code != 0 {
+		t.Fatalf("cleanup --all: exit %d: %s", r.code, r.stderr)
 	}
 	if names := linkNames(t, ns); len(names) != 1 {
 		t.Errorf("after cleanup the namespace holds %v", names)
+	}
+}
+
+// delete finds the devices of a create that was killed before it recorded them.
+func TestDeleteAfterKill(t *testing.T) {
+	needKind(t, "ifb")
+	state := t.TempDir()
+	ns := namedNetns(t)
+	cmd := startCreate(t, state, ns)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if r := run(t, state, "delete", "--netns", ns); r.code != 0 {
+		t.Fatalf("delete: exit %d: %s", r.code, r.stderr)
+	}
+	if names := linkNames(t, ns); len(names) != 1 {
+		t.Errorf("after delete the namespace holds %d devices, want only lo", len(names))
 	}
 }

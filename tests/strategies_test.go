@@ -140,3 +140,77 @@ func TestModuleStrategyUnsupportedHere(t *testing.T) {
 		}
 	}
 }
+
+// A device devbulk did not create, stacked on one of devbulk's lower
+// devices, would go with it: every strategy refuses, and deletes nothing.
+func TestForeignUpperOnOurLowerIsRefused(t *testing.T) {
+	k := needKind(t, "macvlan")
+	batch.StateDir = t.TempDir()
+	s := newScratch(t)
+	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
+		Kind: k, Devices: devices.Options{Count: 10, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
+		Lower: devices.LowerKind(probe), Netns: "test", Inode: s.inode(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lower := rec.Lowers[0]
+	upper, _ := k.Plan(devices.Options{Count: 1, Prefix: "theirs", Lowers: []devices.Lower{{Index: lower.Index, Name: lower.Name}}})
+	theirs := s.add(t, upper[0])
+	for _, d := range []batch.DeleteStrategy{batch.DeleteGroup, batch.DeleteLower, batch.DeleteSerial} {
+		set, _ := rec.Set()
+		if _, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, d, batch.DeleteOptions{}); err == nil {
+			t.Errorf("%s delete went ahead with %s on devbulk's lower device", d, theirs.Name)
+		}
+	}
+	now := s.links(t)
+	for _, l := range append(rec.Links, theirs, lower) {
+		if _, ok := now[l.Index]; !ok {
+			t.Errorf("%s deleted by a refused delete", l.Name)
+		}
+	}
+}
+
+// A group delete interrupted half-way through re-marking (some devices
+// already in the new group) is finished by the next delete from the record.
+func TestInterruptedRemarkIsRecovered(t *testing.T) {
+	k := needKind(t, "ifb")
+	batch.StateDir = t.TempDir()
+	s := newScratch(t)
+	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
+		Kind: k, Devices: devices.Options{Count: 40, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
+		Netns: "test", Inode: s.inode(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	intruder := s.add(t, devices.Link{Kind: k, Name: "intr"})
+	s.setGroup(t, intruder, rec.Group)
+	// What an interrupted delete leaves: a saved mark, half the devices moved.
+	const mark = 0x7eadbeef
+	rec.Marks = []uint32{mark}
+	if err := rec.Save(); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range rec.Links[:20] {
+		s.setGroup(t, l, mark)
+	}
+	loaded, err := batch.LoadRecords()
+	if err != nil || len(loaded) != 1 {
+		t.Fatalf("records: %v %v", loaded, err)
+	}
+	set, _ := loaded[0].Set()
+	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{})
+	if err != nil || p.Failed != 0 {
+		t.Fatalf("delete: %v, phase %+v", err, p)
+	}
+	now := s.links(t)
+	for _, l := range rec.Links {
+		if _, ok := now[l.Index]; ok {
+			t.Errorf("%s survived", l.Name)
+		}
+	}
+	if _, ok := now[intruder.Index]; !ok {
+		t.Error("the intruder in the run's group was deleted")
+	}
+}

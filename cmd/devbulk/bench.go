@@ -22,7 +22,7 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "count", Value: "1000", Usage: "links per cycle: `N[,N..]`"},
 			&cli.StringFlag{Name: "create", Value: "pipelined", Usage: "create strategy: serial or pipelined"},
 			&cli.StringFlag{Name: "delete", Value: "serial,group,netns", Usage: "delete strategies: `S[,S..]` of serial, pipelined, parallel, group, netns, lower, module, auto"},
-			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "cycles per count and strategy (1..100)"},
+			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per count and strategy (1..100)"},
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
 			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, jsonFlag,
 		},
@@ -31,38 +31,24 @@ func benchCommand() *cli.Command {
 }
 
 func bench(c *cli.Context) error {
-	if c.Args().Len() > 0 {
-		return usagef("bench takes no arguments, got %q", c.Args().First())
-	}
-	if err := needNetAdmin(); err != nil {
+	// Everything the command line says is checked before the kernel is touched.
+	if err := noArgs(c); err != nil {
 		return err
 	}
-	works, sup, err := support()
-	if err != nil {
-		return err
-	}
-	k := devices.LowerKind(works) // dummy, else ifb: the cheapest kinds
+	var k *devices.Kind
 	if c.String("kind") != "" {
+		var err error
 		if k, err = kindOf(c); err != nil {
 			return err
 		}
-	} else if k == nil {
-		return fmt.Errorf("%w: neither dummy nor ifb can be created here; pick a kind with --kind (see devbulk kinds)", batch.ErrUnsupported)
 	}
-	o := batch.BenchOptions{Kind: k, Up: c.Bool("up"), VlanProto: c.String("vlan-proto"), Lower: devices.LowerKind(works)}
-	if o.Counts, err = counts(c.String("count"), k); err != nil {
-		return err
-	}
-	for _, n := range o.Counts {
-		if _, err := deviceOptions(c, k, batch.Prefix, n); err != nil {
-			return err
-		}
-	}
+	o := batch.BenchOptions{Up: c.Bool("up"), VlanProto: c.String("vlan-proto")}
+	var err error
 	if o.Create, err = batch.ParseCreate(c.String("create")); err != nil {
 		return usage(err)
 	}
-	if o.Repeat = c.Int("repeat"); o.Repeat < 1 || o.Repeat > 100 {
-		return usagef("--repeat %d out of range: 1..100", o.Repeat)
+	if o.Repeat, err = intFlag(c, "repeat", 1, 100); err != nil {
+		return err
 	}
 	if o.Workers, err = workers(c); err != nil {
 		return err
@@ -74,12 +60,49 @@ func bench(c *cli.Context) error {
 	default:
 		return usagef("--compare %q: the only comparison is iproute2", c.String("compare"))
 	}
+	check := func(k *devices.Kind) error {
+		if o.Counts, err = counts(c.String("count"), k); err != nil {
+			return err
+		}
+		for _, n := range o.Counts {
+			if _, err := deviceOptions(c, k, batch.Prefix, n); err != nil {
+				return err
+			}
+		}
+		o.Deletes, err = deleteStrategies(c.String("delete"), k, true)
+		return err
+	}
+	if k != nil {
+		if err := check(k); err != nil {
+			return err
+		}
+	} else if err := check(devices.Ifb); err != nil { // the default kinds share their limits
+		return err
+	}
+	if err := needNetAdmin(); err != nil {
+		return err
+	}
+
+	probe := []*devices.Kind{devices.Dummy, devices.Ifb} // the default kinds, and lower devices
+	if k != nil {
+		probe = []*devices.Kind{k}
+	}
+	works, sup, err := support(probe...)
+	if err != nil {
+		return err
+	}
+	if k == nil {
+		if k = devices.LowerKind(works); k == nil { // dummy, else ifb: the cheapest kinds
+			return fmt.Errorf("%w: neither dummy nor ifb can be created here; pick a kind with --kind (see devbulk kinds)", batch.ErrUnsupported)
+		}
+	}
 	if err := requireKind(k, sup); err != nil {
 		return err
 	}
-	if o.Deletes, err = deleteStrategies(c.String("delete"), k, true); err != nil {
+	if err := modulesUnloadable(k, o.Deletes); err != nil {
 		return err
 	}
+	o.Kind, o.Lower = k, devices.LowerKind(works)
 	if isTerminal(2) {
 		o.Progress = func(s string) { fmt.Fprintf(os.Stderr, "devbulk: %s\n", s) }
 	}

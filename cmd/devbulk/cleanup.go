@@ -15,7 +15,15 @@ func cleanupCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "cleanup",
 		Usage: "remove every device devbulk left behind (after a crash or kill -9), by its records, and nothing else",
+		Description: "Runs whose devbulk was killed before it finished creating are removed. Runs that `devbulk create`\n" +
+			"completed are kept for you to use and delete, unless --all. Runs of a devbulk still running are never touched.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Usage: "also remove the runs devbulk create completed"},
+		},
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			if err := needNetAdmin(); err != nil {
 				return err
 			}
@@ -24,7 +32,12 @@ func cleanupCommand() *cli.Command {
 				return err
 			}
 			var errs []error
+			done := 0
 			for _, r := range recs {
+				if r.Alive() || (r.Complete && !c.Bool("all")) {
+					continue
+				}
+				done++
 				msg, err := cleanupRun(r)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("run %s in netns %s: %w", r.Prefix, r.Netns, err))
@@ -32,7 +45,7 @@ func cleanupCommand() *cli.Command {
 				}
 				fmt.Fprintln(c.App.Writer, msg)
 			}
-			if len(recs) == 0 {
+			if done == 0 {
 				fmt.Fprintln(c.App.Writer, "nothing to clean up")
 			}
 			return errors.Join(errs...)
@@ -61,13 +74,6 @@ func cleanupRun(r *batch.Record) (string, error) {
 		return "", err
 	}
 	defer conn.Close()
-	if len(s.Links) == 0 {
-		// Killed while creating: the record has no ifindexes yet, so
-		// ownership is the group and the prefix.
-		if err := s.Adopt(conn); err != nil {
-			return "", err
-		}
-	}
 	p, err := batch.Delete(context.Background(), batch.Target{Conn: conn, NS: ns}, s, batch.DeleteGroup, batch.DeleteOptions{})
 	if err != nil {
 		return "", err

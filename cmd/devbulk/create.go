@@ -21,7 +21,7 @@ func createCommand() *cli.Command {
 		Usage: "create links in a named netns and record them as devbulk's",
 		Flags: []cli.Flag{
 			netnsFlag, kindFlag,
-			&cli.IntFlag{Name: "count", Usage: "number of links"},
+			&cli.StringFlag{Name: "count", Usage: "number of links"},
 			&cli.StringFlag{Name: "prefix", Value: "dbk", Usage: "name prefix: links are PREFIX0..PREFIX(N-1)"},
 			&cli.StringFlag{Name: "parent", Usage: "vlan/macvlan: existing lower `DEV[,DEV..]` (default: devbulk creates PREFIXl0..)"},
 			&cli.StringFlag{Name: "strategy", Value: "pipelined", Usage: "create strategy: serial or pipelined"},
@@ -32,11 +32,21 @@ func createCommand() *cli.Command {
 }
 
 func create(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
 	k, err := kindOf(c)
 	if err != nil {
 		return err
 	}
-	dev, err := deviceOptions(c, k, c.String("prefix"), c.Int("count"))
+	n, err := counts(c.String("count"), k)
+	if err != nil {
+		return err
+	}
+	if len(n) != 1 {
+		return usagef("create takes one --count, got %q", c.String("count"))
+	}
+	dev, err := deviceOptions(c, k, c.String("prefix"), n[0])
 	if err != nil {
 		return err
 	}
@@ -54,18 +64,18 @@ func create(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	works, sup, err := support()
+	ns, ino, err := namespace(c.String("netns"))
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	works, sup, err := support(k)
 	if err != nil {
 		return err
 	}
 	if err := requireKind(k, sup); err != nil {
 		return err
 	}
-	ns, ino, err := namespace(c.String("netns"))
-	if err != nil {
-		return err
-	}
-	defer ns.Close()
 	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
 	if err != nil {
 		return err

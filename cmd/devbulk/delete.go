@@ -27,9 +27,15 @@ func deleteCommand() *cli.Command {
 }
 
 func deleteAction(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
 	d, err := batch.ParseDelete(c.String("strategy"))
 	if err != nil {
 		return usage(err)
+	}
+	if d == batch.DeleteNetns {
+		return usage(d.Applies(devices.Ifb, false))
 	}
 	if kind := c.String("kind"); kind != "" {
 		if _, err := devices.Lookup(kind); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/vm"
+	"github.com/urfave/cli/v2"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -36,9 +37,10 @@ func needNetAdmin() error {
 	return usagef("devbulk needs CAP_NET_ADMIN (run it as root)")
 }
 
-// support probes the kernel and returns what works, by kind name.
-func support() (map[string]bool, []devices.Support, error) {
-	sup, err := devices.Probe()
+// support probes the kernel for kinds (all when none) and returns what
+// works, by kind name.
+func support(kinds ...*devices.Kind) (map[string]bool, []devices.Support, error) {
+	sup, err := devices.Probe(kinds...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("probing kinds: %w", err)
 	}
@@ -55,6 +57,24 @@ func requireKind(k *devices.Kind, sup []devices.Support) error {
 		if s.Kind == k && !s.OK {
 			return fmt.Errorf("%w: %s: %s", batch.ErrUnsupported, k.Name, s.Reason)
 		}
+	}
+	return nil
+}
+
+// intFlag reads an integer flag given as text, so that a malformed value
+// gets the same message as an out-of-range one: the valid range.
+func intFlag(c *cli.Context, name string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(c.String(name)))
+	if err != nil || n < lo || n > hi {
+		return 0, usagef("--%s %q out of range: %d..%d", name, c.String(name), lo, hi)
+	}
+	return n, nil
+}
+
+// noArgs refuses positional arguments where a command takes none.
+func noArgs(c *cli.Context) error {
+	if c.Args().Len() > 0 {
+		return usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().First())
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ var (
 	vlanProtoFlag  = &cli.StringFlag{Name: "vlan-proto", Value: "802.1Q", Usage: "vlan protocol: 802.1Q or 802.1ad"}
 	remoteBaseFlag = &cli.StringFlag{Name: "remote-base", Value: devices.DefaultRemoteBase.String(),
 		Usage: "first tunnel remote (ipip, gre, gretap); link i gets base+i, inside 198.18.0.0/15"}
-	workersFlag = &cli.IntFlag{Name: "workers", Value: 4, Usage: "workers of the parallel delete strategy (1..64)"}
+	workersFlag = &cli.StringFlag{Name: "workers", Value: "4", Usage: "workers of the parallel delete strategy (1..64)"}
 )
 
 // kindOf parses --kind.
@@ -58,11 +58,6 @@ func deleteStrategies(s string, k *devices.Kind, dedicated bool) ([]batch.Delete
 		if err := d.Applies(k, dedicated); err != nil {
 			return nil, usage(err)
 		}
-		if d == batch.DeleteModule {
-			if err := batch.ModuleLoaded(k); err != nil {
-				return nil, err
-			}
-		}
 		out = append(out, d)
 	}
 	return out, nil
@@ -82,10 +77,16 @@ func deviceOptions(c *cli.Context, k *devices.Kind, prefix string, count int) (d
 	return o, nil
 }
 
-func workers(c *cli.Context) (int, error) {
-	w := c.Int("workers")
-	if w < 1 || w > 64 {
-		return 0, usagef("--workers %d out of range: 1..64", w)
+func workers(c *cli.Context) (int, error) { return intFlag(c, "workers", 1, 64) }
+
+// modulesUnloadable fails with "unsupported here" when a module strategy is
+// asked for a kind whose module cannot be unloaded (after probing, which may
+// have loaded it).
+func modulesUnloadable(k *devices.Kind, ds []batch.DeleteStrategy) error {
+	for _, d := range ds {
+		if d == batch.DeleteModule {
+			return batch.ModuleLoaded(k)
+		}
 	}
-	return w, nil
+	return nil
 }

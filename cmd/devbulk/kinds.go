@@ -12,6 +12,9 @@ func kindsCommand() *cli.Command {
 		Name:  "kinds",
 		Usage: "list the link kinds and whether this kernel can create them (probed in a scratch netns)",
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			if err := needNetAdmin(); err != nil {
 				return err
 			}
