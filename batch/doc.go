@@ -19,7 +19,12 @@
 //	auto       group: the batch path that is always safe
 //
 // Ownership: a Set names what devbulk created — its group id (non-zero,
-// checked unused), its name prefix and the ifindexes recorded at creation. A
-// device is deleted only when all three match; no strategy touches anything
-// else.
+// checked unused), its name prefix and the ifindexes and names recorded at
+// creation. Requests name only devices where all of these match. The kernel
+// can take more with them: a lower device takes the vlans and macvlans on it,
+// a module every device of its kinds. So every strategy refuses while a device
+// devbulk did not create sits on one of its lower devices, and the module
+// strategy while any namespace holds such a device of the module's kinds. A
+// run killed before it recorded its ifindexes is owned by group and names
+// (PREFIX<n>, PREFIXl<n>) alone.
 package batch

@@ -18,8 +18,9 @@ type Kind struct {
 	Module string
 	// Config is the Kconfig symbol that builds it.
 	Config string
-	// ModuleParams are given when devbulk loads the module: they keep it
-	// from creating devices of its own (dummy0, ifb0, ...).
+	// ModuleParams are given when devbulk loads the module: for dummy and
+	// ifb they keep it from creating devices of its own (dummy0, ifb0). The
+	// tunnel modules have no such parameter: see Fallback.
 	ModuleParams string
 	// NeedsLower reports that each link sits on a lower device (IFLA_LINK).
 	NeedsLower bool
