@@ -24,6 +24,9 @@ type BenchOptions struct {
 	// Lower is the kind of the lower devices devbulk creates for kinds that
 	// need them (see devices.LowerKind).
 	Lower *devices.Kind
+	// UnloadLower makes the module strategy unload the lower devices'
+	// module (see DeleteOptions).
+	UnloadLower bool
 	// Compare runs the same cycle with iproute2 in its own namespace.
 	Compare bool
 	// Progress, when set, receives one line per step.
@@ -89,6 +92,9 @@ func newStage(o BenchOptions, n int) (*stage, error) {
 		return nil, err
 	}
 	st.set = &Set{Kind: o.Kind, Group: FreshGroup(nil, nil), Prefix: Prefix}
+	if o.Kind.NeedsLower {
+		st.set.LowerKind = o.Lower
+	}
 	opts := devices.Options{Count: n, Prefix: Prefix, Group: st.set.Group, Up: o.Up, VlanProto: o.VlanProto}
 	if o.Kind.NeedsLower {
 		lowers, err := planLowers(o.Kind, o.Lower, n, Prefix, st.set.Group, o.Up)
@@ -157,9 +163,13 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (Cycle,
 		return c, err
 	}
 	t := Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
-	c.Delete, err = Delete(ctx, t, st.set, d, DeleteOptions{Workers: o.Workers})
+	c.Delete, err = Delete(ctx, t, st.set, d, DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower})
 	if d == DeleteModule && err == nil {
-		err = reloadModule(o.Kind)
+		unloaded := o.Kind
+		if o.UnloadLower {
+			unloaded = o.Lower
+		}
+		err = reloadModule(unloaded)
 	}
 	return c, err
 }

@@ -25,6 +25,10 @@ type Target struct {
 // DeleteOptions tune Delete.
 type DeleteOptions struct {
 	Workers int // parallel strategy; default 4
+	// UnloadLower makes the module strategy unload the module of the lower
+	// devices devbulk created (rmmod dummy under a thousand vlans) rather
+	// than the kind's own.
+	UnloadLower bool
 }
 
 // Delete tears the set down with strategy d and measures the phase. Only the
@@ -42,17 +46,24 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	if d == DeleteNetns {
 		return p, deleteNetns(ctx, t, &p)
 	}
+	mod := s.Kind
 	if d == DeleteModule {
-		if err := ModuleLoaded(s.Kind); err != nil {
+		if o.UnloadLower {
+			if mod = s.LowerKind; mod == nil || len(s.Lowers) == 0 {
+				return p, fmt.Errorf("unloading the lower devices' module: devbulk created no lower devices")
+			}
+		}
+		p.Module = mod.Module
+		if err := ModuleLoaded(mod); err != nil {
 			return p, err
 		}
-		foreign, err := ForeignDevices(s.Kind, s, t.NS)
+		foreign, err := ForeignDevices(mod, s, t.NS)
 		if err != nil {
 			return p, err
 		}
 		if len(foreign) > 0 {
 			return p, fmt.Errorf("refusing to unload %s: it would delete devices devbulk did not create: %s",
-				s.Kind.Module, strings.Join(foreign, ", "))
+				mod.Module, strings.Join(foreign, ", "))
 		}
 	}
 	if len(s.Links) == 0 && len(s.Lowers) == 0 {
@@ -75,17 +86,29 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	case DeleteSerial, DeletePipelined:
 		err = deleteEach(ctx, t.Conn, mine, window(d), &p)
 	case DeleteParallel:
-		err = deleteParallel(ctx, t, mine, o.Workers, &p)
+		uppers, lowers := s.split(mine)
+		if err = deleteParallel(ctx, t, uppers, o.Workers, &p); err == nil && len(lowers) > 0 {
+			// Only once every upper is gone: a lower device takes its
+			// uppers along, under the other workers' feet.
+			err = deleteEach(ctx, t.Conn, lowers, 1, &p)
+		}
 	case DeleteGroup:
 		err = deleteGroup(ctx, t.Conn, s, mine, all, &p)
 	case DeleteLower:
 		err = deleteLowers(ctx, t.Conn, s, mine, &p)
 	case DeleteModule:
-		err = unloadModule(s.Kind)
+		err = unloadModule(mod)
 	}
 	m.stop(&p)
 	if err != nil {
 		return p, err
+	}
+	if d == DeleteModule && !o.UnloadLower && len(s.Lowers) > 0 {
+		// The lower devices are of another kind; the unload left them.
+		var q Phase
+		if err := deleteEach(ctx, t.Conn, s.Lowers, 0, &q); err != nil {
+			return p, err
+		}
 	}
 	left, _, err := s.present(t.Conn)
 	if err != nil {
@@ -133,8 +156,10 @@ func deleteEach(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link, windo
 		return err
 	}
 	settleDeletes(c, devs, res, p)
-	if window == 1 {
-		p.Requests = latencies(res) // with many per sendmsg, latency is the sendmsg's
+	if window == 1 && p.Requests == nil {
+		// Per request only where each has its own sendmsg; the first
+		// call's devices are the phase's (lower devices come after).
+		p.Requests = latencies(res)
 	}
 	return nil
 }
@@ -274,16 +299,7 @@ func deleteLowers(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.L
 	if len(s.Lowers) == 0 {
 		return fmt.Errorf("delete strategy lower: the %s links sit on lower devices devbulk did not create; deleting those is not devbulk's call", s.Kind.Name)
 	}
-	isLower := map[int32]bool{}
-	for _, l := range s.Lowers {
-		isLower[l.Index] = true
-	}
-	var lowers []nlbatch.Link
-	for _, l := range mine {
-		if isLower[l.Index] {
-			lowers = append(lowers, l)
-		}
-	}
+	_, lowers := s.split(mine)
 	return deleteEach(ctx, c, lowers, 0, p)
 }
 

@@ -13,7 +13,8 @@ type Phase struct {
 	Phase    string `json:"phase"`    // "create" or "delete"
 	Tool     string `json:"tool"`     // "devbulk" or "iproute2"
 	Strategy string `json:"strategy"` // see CreateStrategy and DeleteStrategy
-	Devices  int    `json:"devices"`  // links the phase is about (lower devices not counted)
+	Module   string `json:"module,omitempty"` // the module strategy: the module unloaded
+	Devices  int    `json:"devices"`          // links the phase is about (lower devices not counted)
 	Failed   int    `json:"failed"`   // links the phase could not create or delete
 	// WallNS is the phase's wall time: until the kernel said every device was
 	// done (for netns: until the namespace was freed, see DrainMethod).

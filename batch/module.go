@@ -84,7 +84,7 @@ func unloadModule(k *devices.Kind) error {
 	return err
 }
 
-// reloadModule loads the kind's module again after a module delete, so the
+// reloadModule loads a kind's module again after a module delete, so the
 // next cycle can create the kind.
 func reloadModule(k *devices.Kind) error {
 	ix, err := kmod.Open(kmod.Dir())

@@ -67,8 +67,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 				ipWall = FormatNS(ip.WallNS)
 				ratio = fmt.Sprintf("%.2fx", float64(p.WallNS)/float64(ip.WallNS))
 			}
+			strategy := p.Strategy
+			if p.Module != "" {
+				strategy += " (" + p.Module + ")"
+			}
 			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%.3f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-				c.Count, c.Repeat, p.Phase, p.Strategy, FormatNS(p.WallNS), p.MsPerDevice, p.DevicesPerSec,
+				c.Count, c.Repeat, p.Phase, strategy, FormatNS(p.WallNS), p.MsPerDevice, p.DevicesPerSec,
 				FormatNS(p.UserNS), FormatNS(p.SysNS), lat[0], lat[1], lat[2], ipWall, ratio)
 		}
 	}

@@ -60,6 +60,9 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Re
 		return p, nil, fmt.Errorf("saving the run record: %w", err)
 	}
 	set, _ := rec.Set()
+	if len(lowers) > 0 {
+		set.LowerKind = o.Lower
+	}
 	// undo deletes what was created and removes the record; the record
 	// stays (for devbulk cleanup) whenever that cannot be done.
 	undo := func(cause error) (Phase, *Record, error) {

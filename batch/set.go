@@ -13,6 +13,8 @@ import (
 // Set is what one run created in one namespace, and so what it may delete.
 type Set struct {
 	Kind *devices.Kind
+	// LowerKind is the kind of the lower devices devbulk created, if any.
+	LowerKind *devices.Kind
 	// Group is the group the run's devices got at creation; Marks are the
 	// groups a group delete moved them to since (see deleteGroup).
 	Group  uint32
@@ -65,6 +67,22 @@ func (s *Set) foreignUppers(all []nlbatch.Link) []string {
 // never cascade.
 func (s *Set) all() []nlbatch.Link {
 	return append(append([]nlbatch.Link(nil), s.Links...), s.Lowers...)
+}
+
+// split separates devices into the set's upper links and its lower devices.
+func (s *Set) split(devs []nlbatch.Link) (uppers, lowers []nlbatch.Link) {
+	isLower := make(map[int32]bool, len(s.Lowers))
+	for _, l := range s.Lowers {
+		isLower[l.Index] = true
+	}
+	for _, l := range devs {
+		if isLower[l.Index] {
+			lowers = append(lowers, l)
+		} else {
+			uppers = append(uppers, l)
+		}
+	}
+	return uppers, lowers
 }
 
 // present returns the set's devices still in the namespace, upper links

@@ -9,6 +9,7 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/vm"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,6 +17,9 @@ import (
 var probe map[string]bool
 
 func TestMain(m *testing.M) {
+	if vm.IsGuest() {
+		runInGuest(m) // this test binary is the init of a devbulk VM (see vm_test.go)
+	}
 	if os.Geteuid() == 0 {
 		sup, err := devices.Probe()
 		if err != nil {

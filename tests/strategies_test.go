@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/kmod"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -29,6 +31,7 @@ func TestDeleteStrategies(t *testing.T) {
 		{batch.DeleteAuto, 1000, false},
 		{batch.DeleteLower, 1000, true},
 		{batch.DeleteNetns, 1000, false},
+		{batch.DeleteModule, 1000, true},
 	}
 	for _, k := range devices.All() {
 		for _, s := range strategies {
@@ -44,17 +47,25 @@ func TestDeleteStrategies(t *testing.T) {
 }
 
 func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, intrude bool) {
+	if d == batch.DeleteModule {
+		if err := batch.ModuleLoaded(k); err != nil {
+			t.Skip(err)
+		}
+		// Unloading is the whole point: load it again for the next test.
+		t.Cleanup(func() { reload(t, k) })
+	}
 	batch.StateDir = t.TempDir()
 	s := newScratch(t)
 	lowerKind := devices.LowerKind(probe)
-	plain := func(name string) devices.Link { return devices.Link{Kind: lowerKind, Name: name} }
+	plainKind := bystanderKind(k)
+	plain := func(name string) devices.Link { return devices.Link{Kind: plainKind, Name: name} }
 
 	// The test's own devices, made before devbulk runs.
 	own := []nlbatch.Link{s.add(t, plain("own0")), s.add(t, plain("own1"))}
 	s.setGroup(t, own[1], 77)
 	intruders := []nlbatch.Link{s.add(t, plain("intr")), s.add(t, plain("dbk90000"))}
-	if k.NeedsLower {
-		lower := s.add(t, plain("ownlower"))
+	if k.NeedsLower && d != batch.DeleteModule { // an upper of the test's own would rightly block the unload
+		lower := s.add(t, devices.Link{Kind: lowerKind, Name: "ownlower"})
 		upper, err := k.Plan(devices.Options{Count: 1, Prefix: "ownup", Lowers: []devices.Lower{{Index: lower.Index, Name: lower.Name}}})
 		if err != nil {
 			t.Fatal(err)
@@ -212,5 +223,66 @@ func TestInterruptedRemarkIsRecovered(t *testing.T) {
 	}
 	if _, ok := now[intruder.Index]; !ok {
 		t.Error("the intruder in the run's group was deleted")
+	}
+}
+
+// bystanderKind is the kind of the test's own devices: dummy or ifb, but not
+// of the module a module delete of k unloads (that would rightly refuse).
+func bystanderKind(k *devices.Kind) *devices.Kind {
+	for _, b := range []*devices.Kind{devices.Dummy, devices.Ifb} {
+		if probe[b.Name] && b.Module != k.Module {
+			return b
+		}
+	}
+	return devices.LowerKind(probe)
+}
+
+func reload(t *testing.T, k *devices.Kind) {
+	ix, err := kmod.Open(kmod.Dir())
+	if err == nil {
+		err = ix.Load(k.Module, k.ModuleParams)
+	}
+	if err != nil {
+		t.Errorf("reloading %s: %v", k.Module, err)
+	}
+}
+
+// The module strategy refuses while another namespace holds a device of the
+// module's kinds that devbulk did not create, and deletes nothing.
+func TestModuleStrategyRefusesForeignDevices(t *testing.T) {
+	var k *devices.Kind
+	for _, c := range []*devices.Kind{devices.Dummy, devices.Ifb} {
+		if probe[c.Name] && batch.ModuleLoaded(c) == nil {
+			k = c
+			break
+		}
+	}
+	if k == nil {
+		t.Skip("neither dummy nor ifb is a loaded module here (the VM suite runs this)")
+	}
+	batch.StateDir = t.TempDir()
+	s := newScratch(t)
+	other := newScratch(t)
+	theirs := other.add(t, devices.Link{Kind: k, Name: "theirs0"})
+	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
+		Kind: k, Devices: devices.Options{Count: 10, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
+		Netns: "test", Inode: s.inode(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := rec.Set()
+	_, err = batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
+	if err == nil || !strings.Contains(err.Error(), "theirs0") {
+		t.Fatalf("module delete with a foreign %s elsewhere: %v", k.Name, err)
+	}
+	if _, ok := other.links(t)[theirs.Index]; !ok {
+		t.Error("the foreign device was deleted")
+	}
+	now := s.links(t)
+	for _, l := range rec.Links {
+		if _, ok := now[l.Index]; !ok {
+			t.Errorf("%s deleted by a refused module delete", l.Name)
+		}
 	}
 }

@@ -22,6 +22,16 @@ type Kernel struct {
 	Release string
 }
 
+// DefaultCache is where devbulk keeps the kernels it downloads.
+func DefaultCache() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Join(dir, "devbulk", "kernels")
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
 // debianMeta is the package that always points at Debian's current cloud
 // kernel image.
 const debianMeta = "linux-image-cloud-amd64"

@@ -40,7 +40,7 @@ func main() {
 		Usage:   "create thousands of virtual network devices and time every way the kernel tears them down",
 		Version: batch.Version,
 		Commands: []*cli.Command{
-			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), vmCommand(),
+			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), vmCommand(),
 		},
 		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/devbulk/devbulk/batch"
@@ -87,12 +86,8 @@ func guestKernel(kernel, modules string) (*vm.Kernel, error) {
 	if kernel != "debian" {
 		return vm.LocalKernel(kernel, modules)
 	}
-	cache, err := os.UserCacheDir()
+	dir, err := vm.DefaultCache()
 	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(cache, "devbulk", "kernels")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	return vm.DebianKernel(dir)

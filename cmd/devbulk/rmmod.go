@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/urfave/cli/v2"
+)
+
+func rmmodCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "rmmod",
+		Usage: "module unload against one-by-one and batch deletes of the same devices, in one table",
+		Description: "devbulk rmmod --kind dummy --count N: N dummies removed by unloading the module (rmmod dummy),\n" +
+			"one by one, and by group. devbulk rmmod --kind dummy --vlans M [--up]: M vlans on one dummy, removed by\n" +
+			"unloading dummy (the vlans go with their lower device), by deleting the lower device, and one by one.\n" +
+			"Devices are created in throwaway namespaces; the module must be loadable and unused by anything else\n" +
+			"(in devbulk vm it is).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "kind", Value: "dummy", Usage: "the module's kind: dummy or ifb"},
+			&cli.StringFlag{Name: "count", Value: "1000", Usage: "devices of the kind (without --vlans)"},
+			&cli.StringFlag{Name: "vlans", Usage: "vlans on one device of the kind, instead"},
+			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per strategy (1..100)"},
+			upFlag, jsonFlag,
+		},
+		Action: rmmod,
+	}
+}
+
+func rmmod(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	k, err := kindOf(c)
+	if err != nil {
+		return err
+	}
+	if k != devices.Dummy && k != devices.Ifb {
+		return usagef("rmmod --kind %s: valid are dummy and ifb", k.Name)
+	}
+	o := batch.BenchOptions{Kind: k, Create: batch.CreatePipelined, Up: c.Bool("up"),
+		Deletes: []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteSerial, batch.DeleteGroup}}
+	if o.Repeat, err = intFlag(c, "repeat", 1, 100); err != nil {
+		return err
+	}
+	count := c.String("count")
+	if c.String("vlans") != "" {
+		o.Kind, o.Lower, o.UnloadLower = devices.Vlan, k, true
+		o.Deletes = []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteLower, batch.DeleteSerial}
+		count = c.String("vlans")
+		if c.IsSet("count") {
+			return usagef("--count and --vlans: give one")
+		}
+	}
+	if o.Counts, err = counts(count, o.Kind); err != nil {
+		return err
+	}
+	if len(o.Counts) != 1 {
+		return usagef("rmmod takes one count, got %q", count)
+	}
+	if o.UnloadLower && o.Counts[0] > devices.MaxVlanID {
+		return usagef("--vlans %d out of range: 1..%d (the vlans sit on one %s)", o.Counts[0], devices.MaxVlanID, k.Name)
+	}
+	if err := needNetAdmin(); err != nil {
+		return err
+	}
+	_, sup, err := support(o.Kind, k)
+	if err != nil {
+		return err
+	}
+	for _, kind := range []*devices.Kind{o.Kind, k} {
+		if err := requireKind(kind, sup); err != nil {
+			return err
+		}
+	}
+	if err := batch.ModuleLoaded(k); err != nil {
+		return err
+	}
+	if isTerminal(2) {
+		o.Progress = func(s string) { fmt.Fprintf(os.Stderr, "devbulk: %s\n", s) }
+	}
+	report, err := batch.Bench(c.Context, o)
+	if report != nil && len(report.Runs) > 0 {
+		if werr := writeReport(c, report); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}

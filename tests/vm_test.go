@@ -1,0 +1,184 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/vm"
+)
+
+// The VM suite runs the focus kinds (dummy, vlan, ipip, gre), which the CI
+// host's kernel lacks, on Debian's cloud kernel under qemu: this test binary
+// itself boots as the VM's init and runs the kernel-facing tests there.
+
+// runInGuest is TestMain inside the VM: run the tests the host asked for,
+// report the exit code, power off.
+func runInGuest(m *testing.M) {
+	g, err := vm.StartGuest()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		select {}
+	}
+	os.Stdout, os.Stderr = g.Stdout, g.Stderr
+	os.Args = append(os.Args[:1], g.Args...)
+	flag.Parse()
+	sup, err := devices.Probe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		g.Finish(1)
+	}
+	probe = map[string]bool{}
+	for _, s := range sup {
+		probe[s.Kind.Name] = s.OK
+	}
+	g.Finish(m.Run())
+}
+
+// needVM skips when qemu cannot run here, and returns the guest kernel.
+func needVM(t *testing.T) *vm.Kernel {
+	t.Helper()
+	needRoot(t)
+	if vm.IsGuest() {
+		t.Skip("already inside the VM")
+	}
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Skip("qemu-system-x86_64 not installed (apt-get install qemu-system-x86): the VM suite cannot run")
+	}
+	cache, err := vm.DefaultCache() // shared with devbulk vm
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := vm.DebianKernel(cache)
+	if err != nil {
+		t.Fatalf("Debian's cloud kernel: %v", err)
+	}
+	return k
+}
+
+// staticBinary builds a package (or, with test, its test binary) without
+// cgo, so that it runs as the init of an initramfs.
+func staticBinary(t *testing.T, pkg string, test bool) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "init")
+	args := []string{"build", "-o", out, pkg}
+	if test {
+		args = []string{"test", "-c", "-o", out, pkg}
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	return out
+}
+
+func bootVM(t *testing.T, k *vm.Kernel, init string, args ...string) (string, string) {
+	t.Helper()
+	var modules []string
+	for _, kind := range devices.All() {
+		modules = append(modules, kind.Module)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code, err := vm.Run(ctx, vm.Config{Kernel: k, Devbulk: init, Modules: modules}, args, &stdout, &stderr)
+	t.Logf("VM run of %s %s: %s", filepath.Base(init), strings.Join(args, " "), time.Since(start).Round(time.Second))
+	if err != nil {
+		t.Fatalf("VM: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if code != 0 {
+		t.Fatalf("guest exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	return stdout.String(), stderr.String()
+}
+
+// Every delete strategy on every focus kind, with the same checks as on the
+// host (all of the run gone, the test's own devices untouched), in the VM.
+func TestVMStrategies(t *testing.T) {
+	k := needVM(t)
+	bin := staticBinary(t, "./", true)
+	out, _ := bootVM(t, k, bin, "-test.v", "-test.run",
+		"^(TestDeleteStrategies|TestModuleStrategyRefusesForeignDevices|TestForeignUpperOnOurLowerIsRefused|TestLostAcksAgainstTheKernel)$/^(dummy|vlan|ipip|gre)$")
+	t.Log(out)
+	for _, kind := range []string{"dummy", "vlan", "ipip", "gre"} {
+		for _, d := range []string{"serial", "group", "netns", "module"} {
+			if !regexp.MustCompile(`--- PASS: TestDeleteStrategies/` + kind + `/` + d + `/`).MatchString(out) {
+				t.Errorf("no passing %s/%s run in the VM", kind, d)
+			}
+		}
+	}
+	if !strings.Contains(out, "--- PASS: TestDeleteStrategies/vlan/lower/") {
+		t.Error("no passing vlan/lower run in the VM")
+	}
+	if !strings.Contains(out, "--- PASS: TestModuleStrategyRefusesForeignDevices") {
+		t.Error("the module strategy's refusal was not tested in the VM")
+	}
+}
+
+// devbulk vm prints the same result document as devbulk on the host, with
+// the guest's kernel in it.
+func TestVMBenchJSON(t *testing.T) {
+	k := needVM(t)
+	bin := staticBinary(t, "../cmd/devbulk", false)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "vm", "--", "bench", "--kind", "dummy", "--count", "1000", "--delete", "module", "--json")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("devbulk vm -- bench: %s", time.Since(start).Round(time.Second))
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatalf("devbulk vm: %v\n%s", err, stderr.String())
+	}
+	var r batch.Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("stdout is not the result document: %v\n%s", err, stdout.String())
+	}
+	if r.Kernel != k.Release || len(r.Runs) != 1 || r.Runs[0].Delete.Strategy != "module" || r.Runs[0].Delete.Failed != 0 {
+		t.Errorf("report: kernel %q (want %q), runs %+v", r.Kernel, k.Release, r.Runs)
+	}
+}
+
+// The module-level scenarios: rmmod dummy beside one-by-one and group
+// deletes, and 1000 UP vlans removed with their lower device's module.
+func TestVMRmmod(t *testing.T) {
+	k := needVM(t)
+	bin := staticBinary(t, "../cmd/devbulk", false)
+	for _, args := range [][]string{
+		{"rmmod", "--kind", "dummy", "--count", "1000", "--json"},
+		{"rmmod", "--kind", "dummy", "--vlans", "1000", "--up", "--json"},
+	} {
+		out, _ := bootVM(t, k, bin, args...)
+		var r batch.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		strategies := map[string]bool{}
+		for _, c := range r.Runs {
+			if c.Delete.Failed != 0 || c.Delete.WallNS <= 0 || c.Count != 1000 {
+				t.Errorf("%v: delete phase %+v", args, c.Delete)
+			}
+			strategies[c.Delete.Strategy+"/"+c.Delete.Module] = true
+		}
+		if !strategies["module/dummy"] || len(strategies) != 3 {
+			t.Errorf("%v: strategies %v", args, strategies)
+		}
+	}
+}
