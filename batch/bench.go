@@ -7,6 +7,7 @@ import (
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/rcutrace"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,8 +30,14 @@ type BenchOptions struct {
 	UnloadLower bool
 	// Compare runs the same cycle with iproute2 in its own namespace.
 	Compare bool
+	// TraceRCU counts the RCU waits and unregister batches of each delete
+	// phase (see package rcutrace); where the kernel cannot, Bench fails
+	// with ErrUnsupported before it starts.
+	TraceRCU bool
 	// Progress, when set, receives one line per step.
 	Progress func(string)
+
+	rcu *rcutrace.Counter
 }
 
 // Prefix is the name prefix of bench links (their namespace is devbulk's own).
@@ -44,6 +51,14 @@ func Bench(ctx context.Context, o BenchOptions) (*Report, error) {
 	}
 	r := newReport(o.Kind.Name, o.Up)
 	defer func() { r.MaxRSSKiB = maxRSS() }()
+	if o.TraceRCU {
+		c, err := rcutrace.New()
+		if err != nil {
+			return r, fmt.Errorf("%w: --trace-rcu: %v", ErrUnsupported, err)
+		}
+		defer c.Close()
+		o.rcu = c
+	}
 	for _, n := range o.Counts {
 		for _, d := range o.Deletes {
 			for rep := 1; rep <= o.Repeat; rep++ {
@@ -163,7 +178,17 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (Cycle,
 		return c, err
 	}
 	t := Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
+	if o.rcu != nil {
+		if err := o.rcu.Reset(); err != nil {
+			return c, err
+		}
+	}
 	c.Delete, err = Delete(ctx, t, st.set, d, DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower})
+	if o.rcu != nil && err == nil {
+		if c.Delete.RCU, err = o.rcu.Read(); err != nil {
+			return c, err
+		}
+	}
 	if d == DeleteModule && err == nil {
 		unloaded := o.Kind
 		if o.UnloadLower {

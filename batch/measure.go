@@ -10,12 +10,12 @@ import (
 
 // Phase is the measurement of one create or delete phase.
 type Phase struct {
-	Phase    string `json:"phase"`    // "create" or "delete"
-	Tool     string `json:"tool"`     // "devbulk" or "iproute2"
-	Strategy string `json:"strategy"` // see CreateStrategy and DeleteStrategy
+	Phase    string `json:"phase"`            // "create" or "delete"
+	Tool     string `json:"tool"`             // "devbulk" or "iproute2"
+	Strategy string `json:"strategy"`         // see CreateStrategy and DeleteStrategy
 	Module   string `json:"module,omitempty"` // the module strategy: the module unloaded
 	Devices  int    `json:"devices"`          // links the phase is about (lower devices not counted)
-	Failed   int    `json:"failed"`   // links the phase could not create or delete
+	Failed   int    `json:"failed"`           // links the phase could not create or delete
 	// WallNS is the phase's wall time: until the kernel said every device was
 	// done (for netns: until the namespace was freed, see DrainMethod).
 	WallNS int64 `json:"wall_ns"`
@@ -36,6 +36,10 @@ type Phase struct {
 	ReleaseNS   int64  `json:"release_ns,omitempty"`
 	DrainNS     int64  `json:"drain_ns,omitempty"`
 	DrainMethod string `json:"drain_method,omitempty"`
+	// RCU counts, with --trace-rcu, the calls to each RCU wait and the
+	// unregister batches ("unregister_batches") during the phase,
+	// system-wide (the netns cleanup worker included).
+	RCU map[string]int `json:"rcu_calls,omitempty"`
 	// Errors holds the first distinct errors, with the kernel's text.
 	Errors []string `json:"errors,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/devbulk/devbulk/rcutrace"
 	"golang.org/x/sys/unix"
 )
 
@@ -88,6 +89,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if p.Overruns > 0 {
 				notes = append(notes, fmt.Sprintf("N=%d %s %s: %d receive-buffer overruns, %d ACKs lost (settled by lookup)", c.Count, p.Phase, p.Strategy, p.Overruns, p.AcksLost))
 			}
+			if p.RCU != nil {
+				notes = append(notes, fmt.Sprintf("N=%d %s %s: %s", c.Count, p.Phase, p.Strategy, rcuLine(p)))
+			}
 			if p.DrainMethod != "" {
 				notes = append(notes, fmt.Sprintf("N=%d netns: release returned after %s; kernel finished after %s", c.Count, FormatNS(p.ReleaseNS), FormatNS(p.DrainNS)))
 			}
@@ -125,4 +129,19 @@ func FormatNS(ns int64) string {
 	default:
 		return fmt.Sprintf("%.3gµs", float64(d)/1e3)
 	}
+}
+
+// rcuLine prints a phase's RCU counts per device and per unregister batch.
+func rcuLine(p *Phase) string {
+	batches := p.RCU[rcutrace.Batches]
+	parts := []string{fmt.Sprintf("%d unregister batches", batches)}
+	for _, fn := range rcutrace.Functions {
+		n := p.RCU[fn]
+		s := fmt.Sprintf("%s %d (%.2f/device", fn, n, float64(n)/float64(max(1, p.Devices)))
+		if batches > 0 {
+			s += fmt.Sprintf(", %.1f/batch", float64(n)/float64(batches))
+		}
+		parts = append(parts, s+")")
+	}
+	return strings.Join(parts, "; ")
 }

@@ -24,7 +24,7 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "delete", Value: "serial,group,netns", Usage: "delete strategies: `S[,S..]` of serial, pipelined, parallel, group, netns, lower, module, auto"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per count and strategy (1..100)"},
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
-			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, jsonFlag,
+			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, jsonFlag,
 		},
 		Action: bench,
 	}
@@ -42,7 +42,7 @@ func bench(c *cli.Context) error {
 			return err
 		}
 	}
-	o := batch.BenchOptions{Up: c.Bool("up"), VlanProto: c.String("vlan-proto")}
+	o := batch.BenchOptions{Up: c.Bool("up"), VlanProto: c.String("vlan-proto"), TraceRCU: c.Bool("trace-rcu")}
 	var err error
 	if o.Create, err = batch.ParseCreate(c.String("create")); err != nil {
 		return usage(err)

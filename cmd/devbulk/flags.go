@@ -18,7 +18,8 @@ var (
 	vlanProtoFlag  = &cli.StringFlag{Name: "vlan-proto", Value: "802.1Q", Usage: "vlan protocol: 802.1Q or 802.1ad"}
 	remoteBaseFlag = &cli.StringFlag{Name: "remote-base", Value: devices.DefaultRemoteBase.String(),
 		Usage: "first tunnel remote (ipip, gre, gretap); link i gets base+i, inside 198.18.0.0/15"}
-	workersFlag = &cli.StringFlag{Name: "workers", Value: "4", Usage: "workers of the parallel delete strategy (1..64)"}
+	traceRCUFlag = &cli.BoolFlag{Name: "trace-rcu", Usage: "count RCU waits and unregister batches per delete phase (kprobes: in devbulk vm, or where tracing is allowed)"}
+	workersFlag  = &cli.StringFlag{Name: "workers", Value: "4", Usage: "workers of the parallel delete strategy (1..64)"}
 )
 
 // kindOf parses --kind.

@@ -23,7 +23,7 @@ func rmmodCommand() *cli.Command {
 			&cli.StringFlag{Name: "count", Value: "1000", Usage: "devices of the kind (without --vlans)"},
 			&cli.StringFlag{Name: "vlans", Usage: "vlans on one device of the kind, instead"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per strategy (1..100)"},
-			upFlag, jsonFlag,
+			upFlag, traceRCUFlag, jsonFlag,
 		},
 		Action: rmmod,
 	}
@@ -40,7 +40,7 @@ func rmmod(c *cli.Context) error {
 	if k != devices.Dummy && k != devices.Ifb {
 		return usagef("rmmod --kind %s: valid are dummy and ifb", k.Name)
 	}
-	o := batch.BenchOptions{Kind: k, Create: batch.CreatePipelined, Up: c.Bool("up"),
+	o := batch.BenchOptions{Kind: k, Create: batch.CreatePipelined, Up: c.Bool("up"), TraceRCU: c.Bool("trace-rcu"),
 		Deletes: []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteSerial, batch.DeleteGroup}}
 	if o.Repeat, err = intFlag(c, "repeat", 1, 100); err != nil {
 		return err

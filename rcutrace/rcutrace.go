@@ -1,0 +1,138 @@
+// Package rcutrace counts the kernel's RCU waits — calls to synchronize_rcu,
+// synchronize_rcu_expedited, synchronize_net and rcu_barrier — with kprobe
+// events and hist triggers in tracefs, so a measurement can show why a batch
+// is faster than one-by-one deletes, not only that it is. The counts are
+// system-wide: they include the kernel's cleanup workers.
+//
+// It needs tracefs, CONFIG_KPROBE_EVENTS and CONFIG_HIST_TRIGGERS (Debian's
+// kernels have them; devbulk's VM mounts tracefs). The function profiler
+// would be simpler but is often not built (CONFIG_FUNCTION_PROFILER).
+package rcutrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+)
+
+// Functions are the RCU waits counted.
+var Functions = []string{"synchronize_rcu", "synchronize_rcu_expedited", "synchronize_net", "rcu_barrier"}
+
+// Batches is the key under which Read reports unregister batches: calls to
+// unregister_netdevice_many_notify (6.3+), or unregister_netdevice_many on
+// older kernels, where every unregister goes through it.
+const Batches = "unregister_batches"
+
+// batchFunctions are tried in order for Batches.
+var batchFunctions = []string{"unregister_netdevice_many_notify", "unregister_netdevice_many"}
+
+// ErrUnavailable reports a kernel or machine where the counts cannot be had.
+var ErrUnavailable = errors.New("RCU call counts unavailable")
+
+const (
+	tracefs = "/sys/kernel/tracing"
+	group   = "devbulk"
+)
+
+// Counter counts calls to Functions, and unregister batches, between Reset
+// and Read.
+type Counter struct {
+	probes map[string]string // key in Read's result → probed function
+}
+
+// New creates the kprobe events (once per boot: they are reused).
+func New() (*Counter, error) {
+	if _, err := os.Stat(filepath.Join(tracefs, "kprobe_events")); err != nil {
+		return nil, fmt.Errorf("%w: no %s/kprobe_events (tracefs not mounted, tracing blocked, or no CONFIG_KPROBE_EVENTS)", ErrUnavailable, tracefs)
+	}
+	c := &Counter{probes: map[string]string{}}
+	for _, fn := range Functions {
+		if err := probe(fn); err != nil {
+			return nil, err
+		}
+		c.probes[fn] = fn
+	}
+	for _, fn := range batchFunctions {
+		if probe(fn) == nil {
+			c.probes[Batches] = fn
+			break
+		}
+	}
+	if c.probes[Batches] == "" {
+		return nil, fmt.Errorf("%w: no kprobe on %v", ErrUnavailable, batchFunctions)
+	}
+	return c, c.Reset()
+}
+
+// probe creates the kprobe event of fn, unless it exists.
+func probe(fn string) error {
+	if _, err := os.Stat(eventDir(fn)); err == nil {
+		return nil
+	}
+	def := fmt.Sprintf("p:%s/%s %s\n", group, fn, fn)
+	if err := appendFile(filepath.Join(tracefs, "kprobe_events"), def); err != nil {
+		return fmt.Errorf("%w: kprobe on %s: %v", ErrUnavailable, fn, err)
+	}
+	return nil
+}
+
+func eventDir(fn string) string { return filepath.Join(tracefs, "events", group, fn) }
+
+// Reset zeroes the counts: each event's hist trigger is removed and set again.
+func (c *Counter) Reset() error {
+	for _, fn := range c.probes {
+		trigger := filepath.Join(eventDir(fn), "trigger")
+		_ = appendFile(trigger, "!hist:keys=common_type\n")
+		if err := appendFile(trigger, "hist:keys=common_type\n"); err != nil {
+			return fmt.Errorf("%w: hist trigger on %s (CONFIG_HIST_TRIGGERS?): %v", ErrUnavailable, fn, err)
+		}
+	}
+	return nil
+}
+
+var hits = regexp.MustCompile(`(?m)^\s*Hits:\s*(\d+)`)
+
+// Read returns the calls counted since the last Reset, by function, and
+// the unregister batches under Batches.
+func (c *Counter) Read() (map[string]int, error) {
+	out := map[string]int{}
+	for key, fn := range c.probes {
+		b, err := os.ReadFile(filepath.Join(eventDir(fn), "hist"))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		// The totals section ends the file.
+		if i := bytes.LastIndex(b, []byte("Totals:")); i >= 0 {
+			b = b[i:]
+		}
+		m := hits.FindSubmatch(b)
+		if m == nil {
+			return nil, fmt.Errorf("%w: no hit count in %s's hist", ErrUnavailable, fn)
+		}
+		out[key], _ = strconv.Atoi(string(m[1]))
+	}
+	return out, nil
+}
+
+// Close removes the hist triggers (the kprobes stay for the next run).
+func (c *Counter) Close() {
+	for _, fn := range c.probes {
+		_ = appendFile(filepath.Join(eventDir(fn), "trigger"), "!hist:keys=common_type\n")
+	}
+}
+
+func appendFile(path, s string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,44 @@
+package rcutrace
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/devbulk/devbulk/internal/nsthread"
+)
+
+// Where tracing works (the VM suite), a netns whose dismantle waits for RCU
+// is counted; elsewhere New says why not.
+func TestCountsAnRCUWait(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	c, err := New()
+	if errors.Is(err, ErrUnavailable) {
+		t.Skipf("not here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Every netns dismantle waits for RCU and unregisters its loopback.
+	ns, err := nsthread.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		n, err := c.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n["rcu_barrier"]+n["synchronize_rcu"]+n["synchronize_rcu_expedited"]+n["synchronize_net"] > 0 && n[Batches] > 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Error("no RCU wait counted in 10 s")
+}
