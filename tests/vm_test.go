@@ -17,6 +17,7 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/rcutrace"
 	"github.com/devbulk/devbulk/vm"
 )
 
@@ -162,7 +163,7 @@ func TestVMRmmod(t *testing.T) {
 	k := needVM(t)
 	bin := staticBinary(t, "../cmd/devbulk", false)
 	for _, args := range [][]string{
-		{"rmmod", "--kind", "dummy", "--count", "1000", "--json"},
+		{"rmmod", "--kind", "dummy", "--count", "1000", "--trace-rcu", "--json"},
 		{"rmmod", "--kind", "dummy", "--vlans", "1000", "--up", "--json"},
 	} {
 		out, _ := bootVM(t, k, bin, args...)
@@ -176,6 +177,18 @@ func TestVMRmmod(t *testing.T) {
 				t.Errorf("%v: delete phase %+v", args, c.Delete)
 			}
 			strategies[c.Delete.Strategy+"/"+c.Delete.Module] = true
+			if rcu := c.Delete.RCU; rcu != nil {
+				// One by one is one unregister batch per device; the batch
+				// paths are a handful in all.
+				batches := rcu[rcutrace.Batches]
+				if c.Delete.Strategy == "serial" && (batches < 1000 || rcu["rcu_barrier"] < 1000) ||
+					c.Delete.Strategy != "serial" && batches > 10 {
+					t.Errorf("%v: %s delete: RCU counts %v", args, c.Delete.Strategy, rcu)
+				}
+			}
+		}
+		if args[len(args)-2] == "--trace-rcu" && r.Runs[0].Delete.RCU == nil {
+			t.Errorf("%v: no RCU counts", args)
 		}
 		if !strategies["module/dummy"] || len(strategies) != 3 {
 			t.Errorf("%v: strategies %v", args, strategies)
