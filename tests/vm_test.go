@@ -195,3 +195,19 @@ func TestVMRmmod(t *testing.T) {
 		}
 	}
 }
+
+// --kernel PATH --modules DIR: a kernel of one's own (here the Debian one,
+// given by path).
+func TestVMOwnKernel(t *testing.T) {
+	k := needVM(t)
+	bin := staticBinary(t, "../cmd/devbulk", false)
+	out, err := exec.Command(bin, "vm", "--kernel", k.Vmlinuz, "--modules", k.Modules, "--", "kinds").CombinedOutput()
+	if err != nil {
+		t.Fatalf("devbulk vm --kernel %s: %v\n%s", k.Vmlinuz, err, out)
+	}
+	for _, kind := range []string{"dummy", "vlan", "ipip", "gre"} {
+		if !regexp.MustCompile(`(?m)^` + kind + `\s+\S+\s+yes$`).Match(out) {
+			t.Errorf("%s not available in the guest:\n%s", kind, out)
+		}
+	}
+}
