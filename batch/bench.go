@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -155,8 +156,8 @@ func all(ok []bool) bool {
 	return true
 }
 
-func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (Cycle, error) {
-	c := Cycle{Count: n}
+func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (c Cycle, err error) {
+	c = Cycle{Count: n}
 	st, err := newStage(o, n)
 	if err != nil {
 		return c, err
@@ -183,18 +184,21 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (Cycle,
 			return c, err
 		}
 	}
-	c.Delete, err = Delete(ctx, t, st.set, d, DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower})
-	if o.rcu != nil && err == nil {
-		if c.Delete.RCU, err = o.rcu.Read(); err != nil {
-			return c, err
-		}
-	}
-	if d == DeleteModule && err == nil {
+	if d == DeleteModule {
+		// Whatever happens below, leave the module loaded as it was.
 		unloaded := o.Kind
 		if o.UnloadLower {
 			unloaded = o.Lower
 		}
-		err = reloadModule(unloaded)
+		defer func() {
+			if ModuleLoaded(unloaded) != nil {
+				err = errors.Join(err, reloadModule(unloaded))
+			}
+		}()
+	}
+	c.Delete, err = Delete(ctx, t, st.set, d, DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower, KeepLowers: true})
+	if o.rcu != nil && err == nil {
+		c.Delete.RCU, err = o.rcu.Read()
 	}
 	return c, err
 }

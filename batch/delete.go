@@ -29,6 +29,11 @@ type DeleteOptions struct {
 	// devices devbulk created (rmmod dummy under a thousand vlans) rather
 	// than the kind's own.
 	UnloadLower bool
+	// KeepLowers leaves the lower devices a module unload did not take
+	// (those of another kind) in place; otherwise they are deleted after the
+	// phase. A bench keeps them: its namespace's release removes them, after
+	// the phase's RCU counts are read.
+	KeepLowers bool
 }
 
 // Delete tears the set down with strategy d and measures the phase. Only the
@@ -103,7 +108,7 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	if err != nil {
 		return p, err
 	}
-	if d == DeleteModule && !o.UnloadLower && len(s.Lowers) > 0 {
+	if d == DeleteModule && !o.UnloadLower && !o.KeepLowers && len(s.Lowers) > 0 {
 		// The lower devices are of another kind; the unload left them.
 		var q Phase
 		if err := deleteEach(ctx, t.Conn, s.Lowers, 0, &q); err != nil {

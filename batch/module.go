@@ -51,7 +51,7 @@ func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, err
 			return nil, fmt.Errorf("listing links of netns %s: %w", path, err)
 		}
 		for _, l := range links {
-			if !slices.Contains(kinds, l.Kind) || (devices.IsFallback(l.Name) && l.Flags&unix.IFF_UP == 0) {
+			if !slices.Contains(kinds, l.Kind) || (devices.IsFallback(k.Module, l.Name) && l.Flags&unix.IFF_UP == 0) {
 				continue
 			}
 			if ino == st.Ino && owns(l) {

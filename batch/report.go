@@ -131,15 +131,15 @@ func FormatNS(ns int64) string {
 	}
 }
 
-// rcuLine prints a phase's RCU counts per device and per unregister batch.
+// rcuLine prints a phase's RCU counts per device and per unregister call.
 func rcuLine(p *Phase) string {
 	batches := p.RCU[rcutrace.Batches]
-	parts := []string{fmt.Sprintf("%d unregister batches", batches)}
+	parts := []string{fmt.Sprintf("%d unregister calls", batches)}
 	for _, fn := range rcutrace.Functions {
 		n := p.RCU[fn]
 		s := fmt.Sprintf("%s %d (%.2f/device", fn, n, float64(n)/float64(max(1, p.Devices)))
 		if batches > 0 {
-			s += fmt.Sprintf(", %.1f/batch", float64(n)/float64(batches))
+			s += fmt.Sprintf(", %.1f/call", float64(n)/float64(batches))
 		}
 		parts = append(parts, s+")")
 	}

@@ -3,6 +3,7 @@ package devices
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -163,14 +164,12 @@ func KindsOfModule(module string) []string {
 	return kinds
 }
 
-// IsFallback reports whether name is a device the kind's module creates by
-// itself in every namespace (tunl0, gre0, ...).
-func IsFallback(name string) bool {
+// IsFallback reports whether name is a device that module creates by itself
+// in every namespace (tunl0 for ipip, gre0 for ip_gre, ...).
+func IsFallback(module, name string) bool {
 	for _, k := range registry {
-		for _, f := range k.Fallback {
-			if f == name {
-				return true
-			}
+		if k.Module == module && slices.Contains(k.Fallback, name) {
+			return true
 		}
 	}
 	return false

@@ -13,13 +13,20 @@ import (
 
 // Scan builds the index of a module directory that has no modules.dep (a
 // kernel package before depmod ran) from each module's .modinfo "depends=".
-// Only uncompressed .ko files are read.
+// Only uncompressed .ko files can be read: a directory with compressed ones
+// is refused, as is one with no module at all.
 func Scan(dir string) (*Index, error) {
 	direct := map[string][]string{} // name → names it depends on
 	files := map[string]string{}    // name → file relative to dir
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".ko") {
+		if err != nil || d.IsDir() {
 			return err
+		}
+		if strings.Contains(filepath.Base(p), ".ko.") {
+			return fmt.Errorf("%s: compressed modules need a modules.dep (run depmod)", p)
+		}
+		if !strings.HasSuffix(p, ".ko") {
+			return nil
 		}
 		deps, err := modinfoDepends(p)
 		if err != nil {
@@ -32,6 +39,9 @@ func Scan(dir string) (*Index, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no kernel modules under %s", dir)
 	}
 	ix := &Index{dir: dir, deps: map[string][]string{}}
 	for name, file := range files {

@@ -19,13 +19,18 @@ import (
 	"strconv"
 )
 
-// Functions are the RCU waits counted.
+// Functions are the RCU waits counted. synchronize_net waits through
+// synchronize_rcu or synchronize_rcu_expedited, so its calls are counted
+// there as well.
 var Functions = []string{"synchronize_rcu", "synchronize_rcu_expedited", "synchronize_net", "rcu_barrier"}
 
-// Batches is the key under which Read reports unregister batches: calls to
+// Batches is the key under which Read reports unregister calls: calls to
 // unregister_netdevice_many_notify (6.3+), or unregister_netdevice_many on
-// older kernels, where every unregister goes through it.
-const Batches = "unregister_batches"
+// older kernels, through which every unregister goes. One batch is one call;
+// the nested call that gathers a lower device's vlans, and the per-namespace
+// calls of a module unload (empty in namespaces without its devices), count
+// too.
+const Batches = "unregister_calls"
 
 // batchFunctions are tried in order for Batches.
 var batchFunctions = []string{"unregister_netdevice_many_notify", "unregister_netdevice_many"}
@@ -38,7 +43,7 @@ const (
 	group   = "devbulk"
 )
 
-// Counter counts calls to Functions, and unregister batches, between Reset
+// Counter counts calls to Functions, and unregister calls, between Reset
 // and Read.
 type Counter struct {
 	probes map[string]string // key in Read's result → probed function
@@ -97,7 +102,7 @@ func (c *Counter) Reset() error {
 var hits = regexp.MustCompile(`(?m)^\s*Hits:\s*(\d+)`)
 
 // Read returns the calls counted since the last Reset, by function, and
-// the unregister batches under Batches.
+// the unregister calls under Batches.
 func (c *Counter) Read() (map[string]int, error) {
 	out := map[string]int{}
 	for key, fn := range c.probes {
@@ -118,10 +123,12 @@ func (c *Counter) Read() (map[string]int, error) {
 	return out, nil
 }
 
-// Close removes the hist triggers (the kprobes stay for the next run).
+// Close removes the hist triggers and the kprobe events. Two devbulk
+// processes counting at once would reset each other's counts: run one.
 func (c *Counter) Close() {
 	for _, fn := range c.probes {
 		_ = appendFile(filepath.Join(eventDir(fn), "trigger"), "!hist:keys=common_type\n")
+		_ = appendFile(filepath.Join(tracefs, "kprobe_events"), fmt.Sprintf("-:%s/%s\n", group, fn))
 	}
 }
 

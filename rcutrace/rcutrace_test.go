@@ -7,7 +7,13 @@ import (
 	"time"
 
 	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/vm/vmtest"
 )
+
+func TestMain(m *testing.M) {
+	vmtest.Main(m, nil) // the VM suite boots this test binary (tests/vm_test.go)
+	os.Exit(m.Run())
+}
 
 // Where tracing works (the VM suite), a netns whose dismantle waits for RCU
 // is counted; elsewhere New says why not.

@@ -9,7 +9,7 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
-	"github.com/devbulk/devbulk/vm"
+	"github.com/devbulk/devbulk/vm/vmtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,20 +17,22 @@ import (
 var probe map[string]bool
 
 func TestMain(m *testing.M) {
-	if vm.IsGuest() {
-		runInGuest(m) // this test binary is the init of a devbulk VM (see vm_test.go)
-	}
+	vmtest.Main(m, probeKinds) // when this binary is the init of a VM (vm_test.go)
 	if os.Geteuid() == 0 {
-		sup, err := devices.Probe()
-		if err != nil {
-			panic(err)
-		}
-		probe = map[string]bool{}
-		for _, s := range sup {
-			probe[s.Kind.Name] = s.OK
-		}
+		probeKinds()
 	}
 	os.Exit(m.Run())
+}
+
+func probeKinds() {
+	sup, err := devices.Probe()
+	if err != nil {
+		panic(err)
+	}
+	probe = map[string]bool{}
+	for _, s := range sup {
+		probe[s.Kind.Name] = s.OK
+	}
 }
 
 func needRoot(t *testing.T) {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/kmod"
 	"github.com/devbulk/devbulk/rcutrace"
 	"github.com/devbulk/devbulk/vm"
 )
@@ -24,29 +23,6 @@ import (
 // The VM suite runs the focus kinds (dummy, vlan, ipip, gre), which the CI
 // host's kernel lacks, on Debian's cloud kernel under qemu: this test binary
 // itself boots as the VM's init and runs the kernel-facing tests there.
-
-// runInGuest is TestMain inside the VM: run the tests the host asked for,
-// report the exit code, power off.
-func runInGuest(m *testing.M) {
-	g, err := vm.StartGuest()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		select {}
-	}
-	os.Stdout, os.Stderr = g.Stdout, g.Stderr
-	os.Args = append(os.Args[:1], g.Args...)
-	flag.Parse()
-	sup, err := devices.Probe()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		g.Finish(1)
-	}
-	probe = map[string]bool{}
-	for _, s := range sup {
-		probe[s.Kind.Name] = s.OK
-	}
-	g.Finish(m.Run())
-}
 
 // needVM skips when qemu cannot run here, and returns the guest kernel.
 func needVM(t *testing.T) *vm.Kernel {
@@ -136,7 +112,9 @@ func TestVMBenchJSON(t *testing.T) {
 	k := needVM(t)
 	bin := staticBinary(t, "../cmd/devbulk", false)
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, "vm", "--", "bench", "--kind", "dummy", "--count", "1000", "--delete", "module", "--json")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "vm", "--timeout", "9m", "--", "bench", "--kind", "dummy", "--count", "1000", "--delete", "module", "--json")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
@@ -201,13 +179,61 @@ func TestVMRmmod(t *testing.T) {
 func TestVMOwnKernel(t *testing.T) {
 	k := needVM(t)
 	bin := staticBinary(t, "../cmd/devbulk", false)
-	out, err := exec.Command(bin, "vm", "--kernel", k.Vmlinuz, "--modules", k.Modules, "--", "kinds").CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "vm", "--timeout", "4m", "--kernel", k.Vmlinuz, "--modules", k.Modules, "--", "kinds").CombinedOutput()
 	if err != nil {
 		t.Fatalf("devbulk vm --kernel %s: %v\n%s", k.Vmlinuz, err, out)
 	}
 	for _, kind := range []string{"dummy", "vlan", "ipip", "gre"} {
 		if !regexp.MustCompile(`(?m)^` + kind + `\s+\S+\s+yes$`).Match(out) {
 			t.Errorf("%s not available in the guest:\n%s", kind, out)
+		}
+	}
+}
+
+// The RCU counters, which the host's kernel does not allow, inside the VM.
+func TestVMRCUTrace(t *testing.T) {
+	k := needVM(t)
+	bin := staticBinary(t, "../rcutrace", true)
+	out, _ := bootVM(t, k, bin, "-test.v", "-test.run", "^TestCountsAnRCUWait$")
+	if !strings.Contains(out, "--- PASS: TestCountsAnRCUWait") {
+		t.Errorf("the RCU counter test did not pass in the VM:\n%s", out)
+	}
+}
+
+// kmod.Scan, which writes the modules.dep of Debian's kernel package, puts
+// every dependency before what needs it.
+func TestVMKmodScanOrdersDebianModules(t *testing.T) {
+	k := needVM(t)
+	ix, err := kmod.Scan(k.Modules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for mod, deps := range map[string][]string{
+		"8021q":  {"llc", "stp", "garp", "mrp"},
+		"ipip":   {"tunnel4", "ip_tunnel"},
+		"ip_gre": {"gre", "ip_tunnel"},
+		"vxlan":  {"udp_tunnel", "ip6_udp_tunnel"},
+	} {
+		files, err := ix.Files(mod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos := map[string]int{}
+		for i, f := range files {
+			pos[kmod.Name(f)] = i
+		}
+		if pos[mod] != len(files)-1 {
+			t.Errorf("%s: %v does not end with the module", mod, files)
+		}
+		for _, d := range deps {
+			if _, ok := pos[d]; !ok {
+				t.Errorf("%s: dependency %s missing from %v", mod, d, files)
+			}
+		}
+		if pos["llc"] > pos["stp"] && mod == "8021q" {
+			t.Errorf("8021q: llc after stp in %v", files)
 		}
 	}
 }

@@ -19,6 +19,10 @@ const (
 	guestExit   = "/dev/ttyS3"
 )
 
+// probeArg is the whole argument list of a KVM probe boot: StartGuest
+// answers it itself, whatever the init binary is.
+const probeArg = "--devbulk-vm-probe"
+
 // IsGuest reports whether this process is the init of a devbulk VM.
 func IsGuest() bool {
 	if os.Getpid() != 1 {
@@ -70,10 +74,24 @@ func StartGuest() (*Guest, error) {
 	if err := json.Unmarshal(b, &g.Args); err != nil {
 		return nil, fmt.Errorf("%s: %w", argsFile, err)
 	}
+	if len(g.Args) == 1 && g.Args[0] == probeArg {
+		g.Finish(0)
+	}
 	return g, nil
 }
 
-// Finish reports the exit code to the host and powers the VM off.
+// Fail ends a guest that could not start: init exits, the kernel panics
+// (panic=-1 reboots, which qemu's -no-reboot turns into an exit) and the host
+// reports the console, where err is written.
+func Fail(err error) {
+	if f, ferr := os.OpenFile("/dev/console", os.O_WRONLY, 0); ferr == nil {
+		fmt.Fprintf(f, "devbulk guest: %v\n", err)
+		f.Close()
+	}
+	os.Exit(1)
+}
+
+// Finish reports the exit code to the host and ends the VM.
 func (g *Guest) Finish(code int) {
 	fmt.Fprintf(g.exit, "%d\n", code)
 	for _, f := range []*os.File{g.Stdout, g.Stderr, g.exit} {
@@ -81,7 +99,9 @@ func (g *Guest) Finish(code int) {
 		f.Close()
 	}
 	unix.Sync()
-	_ = unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+	// A reset, not a power-off: it needs no ACPI, and qemu's -no-reboot
+	// makes it the end of the VM.
+	_ = unix.Reboot(unix.LINUX_REBOOT_CMD_RESTART)
 	select {} // init must not exit
 }
 

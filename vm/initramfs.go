@@ -61,12 +61,14 @@ func (r *Initramfs) Write(w io.Writer) error {
 
 	zw := gzip.NewWriter(w)
 	cw := cpio.NewWriter(zw)
-	for _, d := range []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/lib", "/lib64", "/proc", "/sys", "/dev", "/run", "/tmp", "/etc"} {
-		if err := cw.WriteHeader(&cpio.Header{Name: d[1:], Mode: cpio.TypeDir | 0o755}); err != nil {
-			return err
-		}
+	var all []string
+	for p := range files {
+		all = append(all, p)
 	}
-	if err := writeDirs(cw, files); err != nil {
+	for p := range generated {
+		all = append(all, p)
+	}
+	if err := writeDirs(cw, all); err != nil {
 		return err
 	}
 	paths := make([]string, 0, len(files))
@@ -116,6 +118,9 @@ func addProgram(files map[string]string, guestPath, hostPath string) error {
 		return fmt.Errorf("ldd %s: %w", hostPath, err)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "not found") {
+			return fmt.Errorf("ldd %s: %s", hostPath, strings.TrimSpace(line))
+		}
 		for _, field := range strings.Fields(line) {
 			if strings.HasPrefix(field, "/") {
 				files[field] = field
@@ -152,13 +157,21 @@ func addModules(files map[string]string, k *Kernel, names []string) ([]byte, err
 	return dep.Bytes(), nil
 }
 
-// writeDirs writes the parent directories of every file, once.
-func writeDirs(cw *cpio.Writer, files map[string]string) error {
+// rootDirs are the directories every guest has (mount points among them).
+var rootDirs = []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/lib", "/lib64", "/proc", "/sys", "/dev", "/run", "/tmp", "/etc"}
+
+// writeDirs writes rootDirs and the parent directories of every path, once
+// each, parents first (the kernel's unpacker creates no missing parents).
+func writeDirs(cw *cpio.Writer, paths []string) error {
 	dirs := map[string]bool{}
-	for p := range files {
-		for d := path.Dir(p); d != "/" && d != "."; d = path.Dir(d) {
+	for _, p := range append(paths, rootDirs...) {
+		// p itself and its parents; files are taken out below.
+		for d := path.Dir(p + "/x"); d != "/" && d != "."; d = path.Dir(d) {
 			dirs[d] = true
 		}
+	}
+	for _, p := range paths {
+		delete(dirs, p) // a file, not a directory
 	}
 	sorted := make([]string, 0, len(dirs))
 	for d := range dirs {

@@ -71,9 +71,18 @@ func DebianKernel(cacheDir string) (*Kernel, error) {
 	if err := writeModulesDep(k.Modules); err != nil {
 		return nil, err
 	}
-	os.RemoveAll(dir)
 	if err := os.Rename(root, dir); err != nil {
-		return nil, err
+		// Another devbulk may have finished the same download first.
+		if k, kerr := kernelIn(dir); kerr == nil {
+			return k, nil
+		}
+		// A broken earlier extraction: replace it.
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(root, dir); err != nil {
+			return nil, err
+		}
 	}
 	return kernelIn(dir)
 }

@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -86,12 +87,10 @@ type booted struct {
 	err  error
 }
 
+// port returns what the guest wrote to serial port n.
 func (b *booted) port(n int) io.Reader {
-	f, err := os.Open(filepath.Join(b.dir, fmt.Sprintf("ttyS%d", n)))
-	if err != nil {
-		return strings.NewReader("")
-	}
-	return f
+	data, _ := os.ReadFile(filepath.Join(b.dir, fmt.Sprintf("ttyS%d", n)))
+	return bytes.NewReader(data)
 }
 
 // boot runs one VM to completion. It fails when qemu cannot start or ctx
@@ -106,6 +105,7 @@ func boot(ctx context.Context, qemu string, cfg Config, args []string) (*booted,
 	initrd := filepath.Join(dir, "initramfs.gz")
 	f, err := os.Create(initrd)
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	r := Initramfs{Devbulk: cfg.Devbulk, Args: args, Kernel: cfg.Kernel, Modules: cfg.Modules}
@@ -129,8 +129,8 @@ func boot(ctx context.Context, qemu string, cfg Config, args []string) (*booted,
 	cmd := exec.CommandContext(ctx, qemu, qargs...)
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("guest did not finish: %w", ctx.Err())
+		defer os.RemoveAll(dir)
+		return nil, fmt.Errorf("guest did not finish: %w%s", ctx.Err(), b.leftovers())
 	}
 	if err != nil {
 		os.RemoveAll(dir)
@@ -142,9 +142,16 @@ func boot(ctx context.Context, qemu string, cfg Config, args []string) (*booted,
 			return b, nil
 		}
 	}
-	console, _ := os.ReadFile(filepath.Join(dir, "ttyS0"))
-	b.err = fmt.Errorf("guest stopped without an exit code; its console ends:\n%s", tail(string(console), 20))
+	b.err = fmt.Errorf("guest stopped without an exit code%s", b.leftovers())
 	return b, nil
+}
+
+// leftovers is what a guest that did not finish wrote: the end of its
+// console and of its stderr.
+func (b *booted) leftovers() string {
+	console, _ := os.ReadFile(filepath.Join(b.dir, "ttyS0"))
+	stderr, _ := os.ReadFile(filepath.Join(b.dir, "ttyS2"))
+	return fmt.Sprintf("; its console ends:\n%s\nits stderr ends:\n%s", tail(string(console), 40), tail(string(stderr), 20))
 }
 
 // cpuModel: the host's CPU under KVM; under TCG qemu's default, which
@@ -186,7 +193,7 @@ func chooseAccel(ctx context.Context, qemu string, cfg Config) string {
 		defer cancel()
 		probe := cfg
 		probe.Accel, probe.Modules = "kvm", nil
-		b, err := boot(pctx, qemu, probe, []string{"--version"})
+		b, err := boot(pctx, qemu, probe, []string{probeArg})
 		if err == nil {
 			os.RemoveAll(b.dir)
 			if b.err == nil && b.code == 0 {

@@ -98,8 +98,7 @@ func guestKernel(kernel, modules string) (*vm.Kernel, error) {
 func runGuest(app *cli.App) {
 	g, err := vm.StartGuest()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "devbulk guest: %v\n", err)
-		select {} // the host times out and shows the console
+		vm.Fail(err)
 	}
 	os.Stdout, os.Stderr = g.Stdout, g.Stderr
 	app.Writer, app.ErrWriter = g.Stdout, g.Stderr
