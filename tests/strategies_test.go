@@ -123,6 +123,21 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 	}
 }
 
+// createRun makes a run of n links of kind k through batch.CreateIn, with
+// records in a directory of the test's own.
+func createRun(t *testing.T, s *scratch, k *devices.Kind, n int) *batch.Record {
+	t.Helper()
+	batch.StateDir = t.TempDir()
+	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
+		Kind: k, Devices: devices.Options{Count: n, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
+		Lower: devices.LowerKind(probe), Netns: "test", Inode: s.inode(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
 // The module strategy is refused, with the "unsupported here" error, where
 // the kind's module cannot be unloaded — and nothing is deleted.
 func TestModuleStrategyUnsupportedHere(t *testing.T) {
@@ -130,17 +145,10 @@ func TestModuleStrategyUnsupportedHere(t *testing.T) {
 	if batch.ModuleLoaded(k) == nil {
 		t.Skip("ifb is a loaded module here: the VM suite tests unloading")
 	}
-	batch.StateDir = t.TempDir()
 	s := newScratch(t)
-	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
-		Kind: k, Devices: devices.Options{Count: 10, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
-		Netns: "test", Inode: s.inode(t),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := createRun(t, s, k, 10)
 	set, _ := rec.Set()
-	_, err = batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
+	_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
 	if !errors.Is(err, batch.ErrUnsupported) {
 		t.Fatalf("module delete: %v, want ErrUnsupported", err)
 	}
@@ -156,15 +164,8 @@ func TestModuleStrategyUnsupportedHere(t *testing.T) {
 // devices, would go with it: every strategy refuses, and deletes nothing.
 func TestForeignUpperOnOurLowerIsRefused(t *testing.T) {
 	k := needKind(t, "macvlan")
-	batch.StateDir = t.TempDir()
 	s := newScratch(t)
-	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
-		Kind: k, Devices: devices.Options{Count: 10, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
-		Lower: devices.LowerKind(probe), Netns: "test", Inode: s.inode(t),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := createRun(t, s, k, 10)
 	lower := rec.Lowers[0]
 	upper, _ := k.Plan(devices.Options{Count: 1, Prefix: "theirs", Lowers: []devices.Lower{{Index: lower.Index, Name: lower.Name}}})
 	theirs := s.add(t, upper[0])
@@ -186,15 +187,8 @@ func TestForeignUpperOnOurLowerIsRefused(t *testing.T) {
 // already in the new group) is finished by the next delete from the record.
 func TestInterruptedRemarkIsRecovered(t *testing.T) {
 	k := needKind(t, "ifb")
-	batch.StateDir = t.TempDir()
 	s := newScratch(t)
-	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
-		Kind: k, Devices: devices.Options{Count: 40, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
-		Netns: "test", Inode: s.inode(t),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := createRun(t, s, k, 40)
 	intruder := s.add(t, devices.Link{Kind: k, Name: "intr"})
 	s.setGroup(t, intruder, rec.Group)
 	// What an interrupted delete leaves: a saved mark, half the devices moved.
@@ -260,19 +254,12 @@ func TestModuleStrategyRefusesForeignDevices(t *testing.T) {
 	if k == nil {
 		t.Skip("neither dummy nor ifb is a loaded module here (the VM suite runs this)")
 	}
-	batch.StateDir = t.TempDir()
 	s := newScratch(t)
 	other := newScratch(t)
 	theirs := other.add(t, devices.Link{Kind: k, Name: "theirs0"})
-	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
-		Kind: k, Devices: devices.Options{Count: 10, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
-		Netns: "test", Inode: s.inode(t),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := createRun(t, s, k, 10)
 	set, _ := rec.Set()
-	_, err = batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
+	_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
 	if err == nil || !strings.Contains(err.Error(), "theirs0") {
 		t.Fatalf("module delete with a foreign %s elsewhere: %v", k.Name, err)
 	}

@@ -103,6 +103,12 @@ func bench(c *cli.Context) error {
 		return err
 	}
 	o.Kind, o.Lower = k, devices.LowerKind(works)
+	return runBench(c, o)
+}
+
+// runBench runs the cycles, with progress on a terminal, and prints the
+// report of what ran, even when a cycle failed.
+func runBench(c *cli.Context, o batch.BenchOptions) error {
 	if isTerminal(2) {
 		o.Progress = func(s string) { fmt.Fprintf(os.Stderr, "devbulk: %s\n", s) }
 	}

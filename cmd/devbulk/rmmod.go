@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/urfave/cli/v2"
@@ -78,14 +75,5 @@ func rmmod(c *cli.Context) error {
 	if err := batch.ModuleLoaded(k); err != nil {
 		return err
 	}
-	if isTerminal(2) {
-		o.Progress = func(s string) { fmt.Fprintf(os.Stderr, "devbulk: %s\n", s) }
-	}
-	report, err := batch.Bench(c.Context, o)
-	if report != nil && len(report.Runs) > 0 {
-		if werr := writeReport(c, report); werr != nil && err == nil {
-			err = werr
-		}
-	}
-	return err
+	return runBench(c, o)
 }
