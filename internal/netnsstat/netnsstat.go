@@ -1,0 +1,136 @@
+// Package netnsstat observes the kernel's network-namespace teardown from
+// outside: how many struct net are allocated (the net_namespace slab, read
+// exactly by flushing its per-CPU slabs first) and whether the netns cleanup
+// worker is running (a busy kworker's comm ends in "+netns").
+package netnsstat
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/devbulk/devbulk/internal/nsthread"
+	"golang.org/x/sys/unix"
+)
+
+const slabDir = "/sys/kernel/slab/net_namespace"
+
+// Objects returns the number of allocated struct net. SLUB counts
+// objects of per-CPU slabs as in use, so the CPU slabs are flushed first.
+func Objects() (int, bool) {
+	if err := os.WriteFile(slabDir+"/shrink", []byte("1"), 0); err != nil {
+		return 0, false // unflushed counts would never come down
+	}
+	b, err := os.ReadFile(slabDir + "/objects")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, false
+	}
+	c, err := strconv.Atoi(f[0])
+	return c, err == nil
+}
+
+// WorkerBusy reports whether a kworker is executing netns cleanup work
+// (the kernel names a busy worker "kworker/...+netns").
+func WorkerBusy() bool { return workers.busy() }
+
+// workerWatch reads the comm of kernel workers only, rescanning /proc for
+// new ones every 200 ms, so that polling stays light next to the kworker it
+// watches.
+type workerWatch struct {
+	mu      sync.Mutex
+	pids    []string
+	scanned time.Time
+	buf     [64]byte
+}
+
+var workers workerWatch
+
+func (w *workerWatch) busy() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if time.Since(w.scanned) > 200*time.Millisecond {
+		w.rescan()
+	}
+	for _, pid := range w.pids {
+		if comm := w.comm(pid); bytes.Contains(comm, []byte("+netns")) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *workerWatch) rescan() {
+	w.pids, w.scanned = w.pids[:0], time.Now()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if c := e.Name()[0]; c < '0' || c > '9' {
+			continue
+		}
+		if bytes.HasPrefix(w.comm(e.Name()), []byte("kworker/")) {
+			w.pids = append(w.pids, e.Name())
+		}
+	}
+}
+
+func (w *workerWatch) comm(pid string) []byte {
+	fd, err := unix.Open("/proc/"+pid+"/comm", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	n, err := unix.Read(fd, w.buf[:])
+	if err != nil || n < 0 {
+		return nil
+	}
+	return w.buf[:n]
+}
+
+// WaitWorkerIdle waits until no netns cleanup work runs, at most max.
+func WaitWorkerIdle(max time.Duration) {
+	for deadline := time.Now().Add(max); WorkerBusy() && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+var primeOnce sync.Once
+
+// Prime dismantles one empty namespace before the first measurement, once per
+// process. On kernels that defer the last struct net's free until the next
+// cleanup run, this leaves one deferred object, so that every later
+// namespace's run frees one and the count returns to its baseline.
+func Prime() { primeOnce.Do(prime) }
+
+func prime() {
+	before, ok := Objects()
+	if !ok {
+		return
+	}
+	ns, err := nsthread.New()
+	if err != nil {
+		return
+	}
+	ns.Close()
+	// The empty namespace's run takes milliseconds; wait until the count
+	// is back to before, or holds one more (the deferred object), stably.
+	deadline := time.Now().Add(2 * time.Second)
+	stable := 0
+	for time.Now().Before(deadline) && stable < 50 {
+		time.Sleep(2 * time.Millisecond)
+		c, _ := Objects()
+		switch {
+		case c <= before:
+			return
+		case c == before+1:
+			stable++
+		default:
+			stable = 0
+		}
+	}
+}
