@@ -18,14 +18,10 @@ var Version = "dev"
 // Report is the result document of a bench: stable field names, documented
 // in the README. Durations are integer nanoseconds.
 type Report struct {
-	Tool    string  `json:"tool"`
-	Version string  `json:"version"`
-	Kernel  string  `json:"kernel"`
-	CPUs    int     `json:"cpus"`
-	Date    string  `json:"date"`
-	Kind    string  `json:"kind"`
-	Up      bool    `json:"up"`
-	Runs    []Cycle `json:"runs"`
+	Header
+	Kind string  `json:"kind"`
+	Up   bool    `json:"up"`
+	Runs []Cycle `json:"runs"`
 	// MaxRSSKiB is devbulk's peak resident memory over the whole bench.
 	MaxRSSKiB int64 `json:"max_rss_kib"`
 }
@@ -41,13 +37,26 @@ type Cycle struct {
 	IPDelete *Phase `json:"iproute2_delete,omitempty"`
 }
 
-func newReport(kind string, up bool) *Report {
+// Header is what every devbulk result document starts with: which tool,
+// which kernel, how many CPUs, when.
+type Header struct {
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	Kernel  string `json:"kernel"`
+	CPUs    int    `json:"cpus"`
+	Date    string `json:"date"`
+}
+
+// NewHeader describes this machine and run now.
+func NewHeader() Header {
 	var u unix.Utsname
 	_ = unix.Uname(&u)
-	return &Report{
-		Tool: "devbulk", Version: Version, Kernel: unix.ByteSliceToString(u.Release[:]),
-		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339), Kind: kind, Up: up,
-	}
+	return Header{Tool: "devbulk", Version: Version, Kernel: unix.ByteSliceToString(u.Release[:]),
+		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339)}
+}
+
+func newReport(kind string, up bool) *Report {
+	return &Report{Header: NewHeader(), Kind: kind, Up: up}
 }
 
 // WriteTable prints the report for people.

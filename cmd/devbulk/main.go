@@ -40,13 +40,16 @@ func main() {
 		Usage:   "create thousands of virtual network devices and time every way the kernel tears them down",
 		Version: batch.Version,
 		Commands: []*cli.Command{
-			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), vmCommand(),
+			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(),
 		},
 		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
 	for _, c := range app.Commands {
 		c.OnUsageError = app.OnUsageError
+		for _, sub := range c.Subcommands {
+			sub.OnUsageError = app.OnUsageError
+		}
 	}
 	if vm.IsGuest() {
 		runGuest(app)

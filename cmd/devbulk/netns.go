@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+
+	"github.com/devbulk/devbulk/netnsbench"
+	"github.com/urfave/cli/v2"
+)
+
+func netnsCommand() *cli.Command {
+	series := &cli.StringFlag{Name: "series", Usage: "write the backlog time series to `FILE` (CSV)"}
+	return &cli.Command{
+		Name:  "netns",
+		Usage: "network-namespace creation and dismantle benchmarks, with the kernel's drain",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "churn",
+				Usage: "W workers each create, load and release N namespaces",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "workers", Value: "2", Usage: "parallel workers (1..1024)"},
+					&cli.StringFlag{Name: "per-worker", Value: "100", Usage: "namespaces per worker"},
+					&cli.StringFlag{Name: "payload", Value: "lo-up", Usage: "lo-up, devices:KIND:COUNT, veth or exec:CMD"},
+					&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the shell form, unshare -n sh -c 'ip link set lo up'"},
+					series, jsonFlag,
+				},
+				Action: churn,
+			},
+			{
+				Name:   "sequential",
+				Usage:  "one thread doing unshare(CLONE_NEWNET) in a loop: creation time and CPU apart from the drain",
+				Flags:  []cli.Flag{&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"}, series, jsonFlag},
+				Action: sequential,
+			},
+		},
+	}
+}
+
+func churn(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	w, err := intFlag(c, "workers", 1, 1024)
+	if err != nil {
+		return err
+	}
+	n, err := intFlag(c, "per-worker", 1, netnsbench.MaxNamespaces)
+	if err != nil {
+		return err
+	}
+	if err := netnsbench.CheckCount(w * n); err != nil {
+		return usage(err)
+	}
+	p, err := netnsbench.ParsePayload(c.String("payload"))
+	if err != nil {
+		return usage(err)
+	}
+	switch c.String("compare") {
+	case "":
+	case "exec":
+		if p.Name != "lo-up" {
+			return usagef("--compare exec runs the classic lo-up loop: use --payload lo-up")
+		}
+	default:
+		return usagef("--compare %q: the only comparison is exec", c.String("compare"))
+	}
+	if err := needNetAdmin(); err != nil {
+		return err
+	}
+	o := netnsbench.ChurnOptions{Workers: w, PerWorker: n, Payload: p}
+	r, err := netnsbench.Churn(c.Context, o)
+	if err == nil && c.String("compare") == "exec" {
+		o.Exec = true
+		var rx *netnsbench.Report
+		if rx, err = netnsbench.Churn(c.Context, o); rx != nil {
+			r.Runs = append(r.Runs, rx.Runs...)
+		}
+	}
+	return writeNetns(c, r, err)
+}
+
+func sequential(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	n, err := intFlag(c, "count", 1, netnsbench.MaxNamespaces)
+	if err != nil {
+		return err
+	}
+	if err := netnsbench.CheckCount(n); err != nil {
+		return usage(err)
+	}
+	if err := needNetAdmin(); err != nil {
+		return err
+	}
+	r, err := netnsbench.Sequential(c.Context, n)
+	return writeNetns(c, r, err)
+}
+
+// writeNetns prints what ran, even when the run failed.
+func writeNetns(c *cli.Context, r *netnsbench.Report, err error) error {
+	if r == nil || len(r.Runs) == 0 {
+		return err
+	}
+	if path := c.String("series"); path != "" {
+		f, ferr := os.Create(path)
+		if ferr != nil {
+			return ferr
+		}
+		if werr := r.WriteSeries(f); werr != nil && err == nil {
+			err = werr
+		}
+		f.Close()
+	}
+	var werr error
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		werr = enc.Encode(r)
+	} else {
+		werr = r.WriteTable(c.App.Writer)
+	}
+	if err == nil {
+		err = werr
+	}
+	return err
+}

@@ -1,0 +1,311 @@
+package netnsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/internal/netnsstat"
+	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// MaxNamespaces bounds one run.
+const MaxNamespaces = 100000
+
+// ChurnOptions describe a churn: Workers in parallel, each creating,
+// loading and releasing PerWorker namespaces, one at a time.
+type ChurnOptions struct {
+	Workers, PerWorker int
+	Payload            Payload
+	// Exec runs each iteration as `unshare -n sh -c 'ip link set lo up'`
+	// processes instead of direct syscalls (lo-up only), for comparison.
+	Exec bool
+	// SampleEvery is the backlog sampling period (default 10 ms).
+	SampleEvery time.Duration
+}
+
+// Report is the result document of a netns scenario.
+type Report struct {
+	batch.Header
+	Scenario string `json:"scenario"` // churn or sequential
+	Runs     []Run  `json:"runs"`
+}
+
+// Run is one measured scenario run.
+type Run struct {
+	Mode       string `json:"mode"` // "direct" (syscalls) or "exec" (shell processes)
+	Workers    int    `json:"workers"`
+	PerWorker  int    `json:"per_worker"`
+	Namespaces int    `json:"namespaces"`
+	Payload    string `json:"payload"`
+	// CreateNS runs from the first creation to the last release.
+	CreateNS    int64   `json:"create_ns"`
+	NetnsPerSec float64 `json:"netns_per_sec"`
+	// UserNS and SysNS are the CPU time of devbulk (and, in exec mode, of
+	// the processes it ran) during CreateNS.
+	UserNS int64 `json:"user_ns"`
+	SysNS  int64 `json:"sys_ns"`
+	// DrainNS runs from the last release until the kernel had freed every
+	// namespace (DrainMethod); 0 when that could not be observed.
+	DrainNS     int64  `json:"drain_ns"`
+	DrainMethod string `json:"drain_method,omitempty"`
+	// PeakBacklog is the most namespaces released but not yet freed at once.
+	PeakBacklog int      `json:"peak_backlog"`
+	PeakObjects int      `json:"peak_slab_objects"`
+	Series      []Sample `json:"series"`
+}
+
+// Sample is the state at one moment of a run.
+type Sample struct {
+	TNS      int64 `json:"t_ns"`
+	Created  int64 `json:"created"`
+	Released int64 `json:"released"`
+	// Objects is the count of struct net beyond the baseline; Backlog is
+	// Objects minus the namespaces still held (released, not yet freed).
+	Objects int `json:"objects"`
+	Backlog int `json:"backlog"`
+}
+
+// DrainMethod says how the end of the drain is seen.
+const DrainMethod = "the netns cleanup worker idle (no kworker comm \"+netns\") for 50 ms after the last release, " +
+	"polled every 2 ms; confirmed afterwards by the net_namespace slab count back to its value before the run " +
+	"once one more empty namespace has been dismantled (kernels free a cleanup run's struct net at the next run)"
+
+// idleFor is how long the cleanup worker must stay idle to call the drain over.
+const idleFor = 50 * time.Millisecond
+
+// kickAndCount dismantles one empty namespace, which makes the kernel free
+// the struct net that the last cleanup run left, and returns how many more
+// than base are still allocated after up to 10 s.
+func kickAndCount(base int) int {
+	if ns, err := nsthread.New(); err == nil {
+		ns.Close()
+	}
+	left := 0
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		c, ok := netnsstat.Objects()
+		if !ok {
+			return 0
+		}
+		// The kick's own struct net may stay deferred.
+		if left = c - base - 1; left <= 0 && !netnsstat.WorkerBusy() {
+			return 0
+		}
+	}
+	return left
+}
+
+// CheckCount refuses runs beyond MaxNamespaces or the user namespace's
+// max_net_namespaces.
+func CheckCount(total int) error {
+	limit := MaxNamespaces
+	if b, err := os.ReadFile("/proc/sys/user/max_net_namespaces"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n < limit {
+			limit = n
+		}
+	}
+	if total < 1 || total > limit {
+		return fmt.Errorf("%d namespaces out of range: 1..%d (the lower of %d and /proc/sys/user/max_net_namespaces)", total, limit, MaxNamespaces)
+	}
+	return nil
+}
+
+// Churn runs the workers and measures the run and its drain.
+func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
+	if err := CheckCount(o.Workers * o.PerWorker); err != nil {
+		return nil, err
+	}
+	if o.Exec && o.Payload.Name != "lo-up" {
+		return nil, errors.New("exec mode runs the classic `unshare -n ip link set lo up`: payload lo-up only")
+	}
+	var parent netns.NsHandle = -1
+	if o.Payload.needsParent {
+		var err error
+		if parent, err = nsthread.New(); err != nil {
+			return nil, err
+		}
+		defer parent.Close()
+	}
+	r := &Report{Header: batch.NewHeader(), Scenario: "churn"}
+	run := Run{Mode: "direct", Workers: o.Workers, PerWorker: o.PerWorker, Namespaces: o.Workers * o.PerWorker, Payload: o.Payload.Name}
+	if o.Exec {
+		run.Mode = "exec"
+	}
+	var seq, created, released atomic.Int64
+	body := func() error {
+		var wg sync.WaitGroup
+		errs := make([]error, o.Workers)
+		for w := 0; w < o.Workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < o.PerWorker && ctx.Err() == nil; i++ {
+					if err := iteration(o, parent, int(seq.Add(1)), &created); err != nil {
+						errs[w] = err
+						return
+					}
+					released.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		return errors.Join(errors.Join(errs...), ctx.Err())
+	}
+	err := measure(ctx, &run, body, &created, &released, o.SampleEvery)
+	r.Runs = append(r.Runs, run)
+	return r, err
+}
+
+// iteration creates one namespace, applies the payload and releases it.
+func iteration(o ChurnOptions, parent netns.NsHandle, seq int, created *atomic.Int64) error {
+	if o.Exec {
+		created.Add(1)
+		out, err := exec.Command("unshare", "-n", "sh", "-c", "ip link set lo up").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("unshare -n: %v: %s", err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	}
+	ns, err := nsthread.New()
+	if err != nil {
+		return err
+	}
+	created.Add(1)
+	defer ns.Close()
+	return o.Payload.apply(ns, parent, seq)
+}
+
+// measure runs body with the backlog sampler, then waits for the drain.
+func measure(ctx context.Context, run *Run, body func() error, created, released *atomic.Int64, every time.Duration) error {
+	if every <= 0 {
+		every = 10 * time.Millisecond
+	}
+	netnsstat.Prime()
+	netnsstat.WaitWorkerIdle(time.Minute)
+	base, ok := netnsstat.Objects()
+	start := time.Now()
+	stop := make(chan struct{})
+	var sampler sync.WaitGroup
+	if ok {
+		sampler.Add(1)
+		go func() {
+			defer sampler.Done()
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					run.sample(start, base, created.Load(), released.Load())
+				}
+			}
+		}()
+	}
+	before := usage()
+	err := body()
+	run.CreateNS = time.Since(start).Nanoseconds()
+	after := usage()
+	run.UserNS, run.SysNS = after[0]-before[0], after[1]-before[1]
+	if n := released.Load(); n > 0 {
+		run.NetnsPerSec = float64(n) / time.Duration(run.CreateNS).Seconds()
+	}
+	if !ok {
+		return err
+	}
+	// The drain: until the cleanup worker has been idle for idleFor after
+	// the last release. The kernel frees the struct net of a cleanup run's
+	// namespaces only at the start of the next run, so the slab count alone
+	// never comes back; one empty namespace released afterwards (a "kick")
+	// starts that run, and the count then confirms that nothing was left.
+	released0 := time.Now()
+	idleSince := time.Time{}
+	deadline := released0.Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		now := time.Now()
+		if netnsstat.WorkerBusy() {
+			idleSince = time.Time{}
+		} else if idleSince.IsZero() {
+			idleSince = now
+		} else if now.Sub(idleSince) >= idleFor {
+			run.DrainNS = idleSince.Sub(released0).Nanoseconds()
+			run.DrainMethod = DrainMethod
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if run.DrainMethod != "" {
+		if left := kickAndCount(base); left > 0 {
+			err = errors.Join(err, fmt.Errorf("%d namespaces still allocated after the drain and a kick", left))
+		}
+	}
+	close(stop)
+	sampler.Wait()
+	run.sample(start, base, created.Load(), released.Load())
+	return err
+}
+
+func (run *Run) sample(start time.Time, base int, created, released int64) {
+	c, ok := netnsstat.Objects()
+	if !ok {
+		return
+	}
+	s := Sample{TNS: time.Since(start).Nanoseconds(), Created: created, Released: released, Objects: c - base}
+	s.Backlog = max(0, s.Objects-int(created-released))
+	run.Series = append(run.Series, s)
+	run.PeakBacklog = max(run.PeakBacklog, s.Backlog)
+	run.PeakObjects = max(run.PeakObjects, c)
+}
+
+// usage is the user and sys time of devbulk and of the processes it ran.
+func usage() [2]int64 {
+	var self, children unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &self)
+	_ = unix.Getrusage(unix.RUSAGE_CHILDREN, &children)
+	return [2]int64{tv(self.Utime) + tv(children.Utime), tv(self.Stime) + tv(children.Stime)}
+}
+
+func tv(t unix.Timeval) int64 { return t.Sec*1e9 + int64(t.Usec)*1e3 }
+
+// Sequential is the single-threaded `unshare -n` loop: one thread makes n
+// namespaces one after the other; each unshare releases the previous one.
+// CreateNS and the CPU time are the creation loop; DrainNS the dismantling
+// that the loop left to the kernel.
+func Sequential(ctx context.Context, n int) (*Report, error) {
+	if err := CheckCount(n); err != nil {
+		return nil, err
+	}
+	r := &Report{Header: batch.NewHeader(), Scenario: "sequential"}
+	run := Run{Mode: "direct", Workers: 1, PerWorker: n, Namespaces: n, Payload: "none"}
+	var created, released atomic.Int64
+	body := func() error {
+		return nsthread.Run(nsthread.Current, func() error {
+			for i := 0; i < n && ctx.Err() == nil; i++ {
+				if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+					return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+				}
+				if created.Add(1) > 1 {
+					released.Add(1)
+				}
+			}
+			return ctx.Err()
+		}) // the thread goes home: the last namespace is released
+	}
+	err := measure(ctx, &run, func() error {
+		err := body()
+		released.Store(created.Load())
+		return err
+	}, &created, &released, 0)
+	r.Runs = append(r.Runs, run)
+	return r, err
+}

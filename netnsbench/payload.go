@@ -1,0 +1,143 @@
+package netnsbench
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/vishvananda/netlink/nl"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Payload is what each namespace gets before it is released.
+type Payload struct {
+	Name string
+	// apply runs with the namespace and the run's parent namespace.
+	apply func(ns, parent netns.NsHandle, seq int) error
+	// needsParent: the payload pairs with the parent namespace.
+	needsParent bool
+}
+
+// MaxPayloadDevices bounds devices:KIND:COUNT.
+const MaxPayloadDevices = 10000
+
+// ParsePayload parses lo-up, devices:KIND:COUNT, veth or exec:CMD.
+func ParsePayload(s string) (Payload, error) {
+	switch {
+	case s == "" || s == "lo-up":
+		return Payload{Name: "lo-up", apply: loUp}, nil
+	case s == "veth":
+		return Payload{Name: "veth", apply: vethToParent, needsParent: true}, nil
+	case strings.HasPrefix(s, "exec:"):
+		cmd := strings.TrimPrefix(s, "exec:")
+		if strings.TrimSpace(cmd) == "" {
+			return Payload{}, fmt.Errorf("payload exec: needs a command, as in exec:'ip link set lo up'")
+		}
+		return Payload{Name: s, apply: func(ns, _ netns.NsHandle, _ int) error { return runIn(ns, cmd) }}, nil
+	case strings.HasPrefix(s, "devices:"):
+		f := strings.Split(s, ":")
+		if len(f) != 3 {
+			return Payload{}, fmt.Errorf("payload %q: want devices:KIND:COUNT", s)
+		}
+		k, err := devices.Lookup(f[1])
+		if err != nil {
+			return Payload{}, fmt.Errorf("payload %q: %w", s, err)
+		}
+		if k.NeedsLower {
+			return Payload{}, fmt.Errorf("payload %q: kinds with a lower device are not payloads; use dummy, ifb, veth, bridge, vxlan, ipip, gre or gretap", s)
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 1 || n > MaxPayloadDevices {
+			return Payload{}, fmt.Errorf("payload %q: COUNT out of range: 1..%d", s, MaxPayloadDevices)
+		}
+		links, err := k.Plan(devices.Options{Count: n, Prefix: "p"})
+		if err != nil {
+			return Payload{}, fmt.Errorf("payload %q: %w", s, err)
+		}
+		return Payload{Name: s, apply: func(ns, _ netns.NsHandle, _ int) error { return createIn(ns, links) }}, nil
+	}
+	return Payload{}, fmt.Errorf("unknown payload %q (valid: lo-up, devices:KIND:COUNT, veth, exec:CMD)", s)
+}
+
+// loUp sets the namespace's loopback up, as `ip link set lo up` does.
+func loUp(ns, _ netns.NsHandle, _ int) error {
+	c, err := nlbatch.Dial(ns, nlbatch.Options{RcvBuf: 64 << 10})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, 0)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index, msg.Flags, msg.Change = 1, unix.IFF_UP, unix.IFF_UP // lo is ifindex 1 in every namespace
+	req.AddData(msg)
+	res, _, err := c.Execute(context.Background(), [][]byte{req.Serialize()}, 1)
+	if err != nil {
+		return err
+	}
+	return res[0].Err
+}
+
+func createIn(ns netns.NsHandle, links []devices.Link) error {
+	c, err := nlbatch.Dial(ns, nlbatch.Options{})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	reqs := make([][]byte, len(links))
+	for i := range links {
+		reqs[i] = links[i].Message()
+	}
+	res, _, err := c.Execute(context.Background(), reqs, 0)
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			return r.Err
+		}
+	}
+	return nil
+}
+
+// vethToParent creates a veth pair inside the namespace whose peer lives in
+// the run's parent namespace, as container runtimes do.
+func vethToParent(ns, parent netns.NsHandle, seq int) error {
+	c, err := nlbatch.Dial(ns, nlbatch.Options{RcvBuf: 64 << 10})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, unix.NLM_F_CREATE|unix.NLM_F_EXCL)
+	req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
+	req.AddData(nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated("eth0")))
+	info := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
+	info.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated("veth"))
+	data := info.AddRtAttr(unix.IFLA_INFO_DATA, nil)
+	peer := data.AddRtAttr(nl.VETH_INFO_PEER, nil)
+	nl.NewIfInfomsgChild(peer, unix.AF_UNSPEC)
+	peer.AddRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(fmt.Sprintf("v%d", seq)))
+	peer.AddRtAttr(unix.IFLA_NET_NS_FD, nl.Uint32Attr(uint32(parent)))
+	req.AddData(info)
+	res, _, err := c.Execute(context.Background(), [][]byte{req.Serialize()}, 1)
+	if err != nil {
+		return err
+	}
+	return res[0].Err
+}
+
+// runIn runs a shell command inside the namespace.
+func runIn(ns netns.NsHandle, cmd string) error {
+	return nsthread.Run(ns, func() error {
+		out, err := exec.Command("/bin/sh", "-c", cmd).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("exec %q: %v: %s", cmd, err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	})
+}
