@@ -119,6 +119,29 @@ func (s *scratch) links(t *testing.T) map[int32]nlbatch.Link {
 	return m
 }
 
+// requirePresent fails the test for each of links no longer in the
+// namespace (by ifindex and name); what says what deleted it.
+func (s *scratch) requirePresent(t *testing.T, what string, links ...nlbatch.Link) {
+	t.Helper()
+	now := s.links(t)
+	for _, l := range links {
+		if got, ok := now[l.Index]; !ok || got.Name != l.Name {
+			t.Errorf("%s (ifindex %d) was deleted by %s", l.Name, l.Index, what)
+		}
+	}
+}
+
+// requireGone fails the test for each of links still in the namespace.
+func (s *scratch) requireGone(t *testing.T, what string, links ...nlbatch.Link) {
+	t.Helper()
+	now := s.links(t)
+	for _, l := range links {
+		if _, ok := now[l.Index]; ok {
+			t.Errorf("%s (ifindex %d) survived %s", l.Name, l.Index, what)
+		}
+	}
+}
+
 // inode is the namespace's nsfs inode.
 func (s *scratch) inode(t *testing.T) uint64 {
 	var st unix.Stat_t

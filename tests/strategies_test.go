@@ -110,17 +110,8 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 		}
 		return
 	}
-	now := s.links(t)
-	for _, l := range append(rec.Links, rec.Lowers...) {
-		if _, ok := now[l.Index]; ok {
-			t.Errorf("%s (ifindex %d) survived %s delete", l.Name, l.Index, d)
-		}
-	}
-	for _, l := range own {
-		if got, ok := now[l.Index]; !ok || got.Name != l.Name {
-			t.Errorf("the test's own %s (ifindex %d) was deleted by %s delete", l.Name, l.Index, d)
-		}
-	}
+	s.requireGone(t, string(d)+" delete", append(rec.Links, rec.Lowers...)...)
+	s.requirePresent(t, string(d)+" delete (the test made it)", own...)
 }
 
 // createRun makes a run of n links of kind k through batch.CreateIn, with
@@ -152,12 +143,7 @@ func TestModuleStrategyUnsupportedHere(t *testing.T) {
 	if !errors.Is(err, batch.ErrUnsupported) {
 		t.Fatalf("module delete: %v, want ErrUnsupported", err)
 	}
-	now := s.links(t)
-	for _, l := range rec.Links {
-		if _, ok := now[l.Index]; !ok {
-			t.Errorf("%s deleted by a refused module strategy", l.Name)
-		}
-	}
+	s.requirePresent(t, "a refused module strategy", rec.Links...)
 }
 
 // A device devbulk did not create, stacked on one of devbulk's lower
@@ -175,12 +161,7 @@ func TestForeignUpperOnOurLowerIsRefused(t *testing.T) {
 			t.Errorf("%s delete went ahead with %s on devbulk's lower device", d, theirs.Name)
 		}
 	}
-	now := s.links(t)
-	for _, l := range append(rec.Links, theirs, lower) {
-		if _, ok := now[l.Index]; !ok {
-			t.Errorf("%s deleted by a refused delete", l.Name)
-		}
-	}
+	s.requirePresent(t, "a refused delete", append(rec.Links, theirs, lower)...)
 }
 
 // A group delete interrupted half-way through re-marking (some devices
@@ -209,15 +190,8 @@ func TestInterruptedRemarkIsRecovered(t *testing.T) {
 	if err != nil || p.Failed != 0 {
 		t.Fatalf("delete: %v, phase %+v", err, p)
 	}
-	now := s.links(t)
-	for _, l := range rec.Links {
-		if _, ok := now[l.Index]; ok {
-			t.Errorf("%s survived", l.Name)
-		}
-	}
-	if _, ok := now[intruder.Index]; !ok {
-		t.Error("the intruder in the run's group was deleted")
-	}
+	s.requireGone(t, "the resumed group delete", rec.Links...)
+	s.requirePresent(t, "the resumed group delete (it was only in the run's group)", intruder)
 }
 
 // bystanderKind is the kind of the test's own devices: dummy or ifb, but not
@@ -263,13 +237,6 @@ func TestModuleStrategyRefusesForeignDevices(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "theirs0") {
 		t.Fatalf("module delete with a foreign %s elsewhere: %v", k.Name, err)
 	}
-	if _, ok := other.links(t)[theirs.Index]; !ok {
-		t.Error("the foreign device was deleted")
-	}
-	now := s.links(t)
-	for _, l := range rec.Links {
-		if _, ok := now[l.Index]; !ok {
-			t.Errorf("%s deleted by a refused module delete", l.Name)
-		}
-	}
+	other.requirePresent(t, "a refused module delete", theirs)
+	s.requirePresent(t, "a refused module delete", rec.Links...)
 }

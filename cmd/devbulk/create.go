@@ -61,10 +61,7 @@ func create(c *cli.Context) error {
 		}
 		parents = strings.Split(p, ",")
 	}
-	if err := needNetAdmin(); err != nil {
-		return err
-	}
-	ns, ino, err := namespace(c.String("netns"))
+	ns, ino, err := targetNetns(c)
 	if err != nil {
 		return err
 	}

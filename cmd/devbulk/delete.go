@@ -46,10 +46,7 @@ func deleteAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := needNetAdmin(); err != nil {
-		return err
-	}
-	ns, ino, err := namespace(c.String("netns"))
+	ns, ino, err := targetNetns(c)
 	if err != nil {
 		return err
 	}

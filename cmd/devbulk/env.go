@@ -79,6 +79,15 @@ func noArgs(c *cli.Context) error {
 	return nil
 }
 
+// targetNetns checks for CAP_NET_ADMIN and opens the namespace that --netns
+// names, for the commands that work in one.
+func targetNetns(c *cli.Context) (netns.NsHandle, uint64, error) {
+	if err := needNetAdmin(); err != nil {
+		return 0, 0, err
+	}
+	return namespace(c.String("netns"))
+}
+
 // namespace opens the namespace named by --netns: "current" or a name made
 // by `ip netns add`. It returns the handle and its inode.
 func namespace(name string) (netns.NsHandle, uint64, error) {
