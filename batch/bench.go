@@ -37,6 +37,10 @@ type BenchOptions struct {
 	TraceRCU bool
 	// Progress, when set, receives one line per step.
 	Progress func(string)
+	// Counter, when set, makes a counter for a phase of total steps that
+	// goes one device at a time (creation, one-by-one deletes): the phase
+	// reports the steps done to the returned function.
+	Counter func(label string, total int) func(done int)
 
 	rcu *rcutrace.Counter
 }
@@ -163,7 +167,11 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (c Cycl
 		return c, err
 	}
 	defer st.release()
+	if o.Counter != nil {
+		st.conn.Progress = o.Counter(fmt.Sprintf("N=%d create", n), n)
+	}
 	p, ok, err := Create(ctx, st.conn, st.links, o.Create)
+	st.conn.Progress = nil
 	c.Create = p
 	if err != nil {
 		return c, err
@@ -196,7 +204,11 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (c Cycl
 			}
 		}()
 	}
-	c.Delete, err = Delete(ctx, t, st.set, d, DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower, KeepLowers: true})
+	do := DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower, KeepLowers: true}
+	if o.Counter != nil && (d == DeleteSerial || d == DeletePipelined || d == DeleteParallel) {
+		do.Progress = o.Counter(fmt.Sprintf("N=%d %s delete", n, d), len(st.set.Links))
+	}
+	c.Delete, err = Delete(ctx, t, st.set, d, do)
 	if o.rcu != nil && err == nil {
 		c.Delete.RCU, err = o.rcu.Read()
 	}

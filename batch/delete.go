@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/devbulk/devbulk/nlbatch"
@@ -34,6 +35,9 @@ type DeleteOptions struct {
 	// phase. A bench keeps them: its namespace's release removes them, after
 	// the phase's RCU counts are read.
 	KeepLowers bool
+	// Progress, when set, receives the number of devices deleted so far by
+	// the one-by-one strategies (serial, pipelined, parallel).
+	Progress func(deleted int)
 }
 
 // Delete tears the set down with strategy d and measures the phase. Only the
@@ -89,10 +93,12 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	m := startMeter()
 	switch d {
 	case DeleteSerial, DeletePipelined:
+		t.Conn.Progress = o.Progress
 		err = deleteEach(ctx, t.Conn, mine, window(d), &p)
+		t.Conn.Progress = nil
 	case DeleteParallel:
 		uppers, lowers := s.split(mine)
-		if err = deleteParallel(ctx, t, uppers, o.Workers, &p); err == nil && len(lowers) > 0 {
+		if err = deleteParallel(ctx, t, uppers, o.Workers, o.Progress, &p); err == nil && len(lowers) > 0 {
 			// Only once every upper is gone: a lower device takes its
 			// uppers along, under the other workers' feet.
 			err = deleteEach(ctx, t.Conn, lowers, 1, &p)
@@ -190,7 +196,7 @@ func wrapName(name string, err error) error {
 
 // deleteParallel splits devs over workers, each deleting one by one on its
 // own socket.
-func deleteParallel(ctx context.Context, t Target, devs []nlbatch.Link, workers int, p *Phase) error {
+func deleteParallel(ctx context.Context, t Target, devs []nlbatch.Link, workers int, progress func(int), p *Phase) error {
 	if workers <= 0 {
 		workers = 4
 	}
@@ -203,6 +209,13 @@ func deleteParallel(ctx context.Context, t Target, devs []nlbatch.Link, workers 
 		}
 		defer c.Close()
 		conns[w] = c
+	}
+	if progress != nil {
+		var deleted atomic.Int64
+		for _, c := range conns {
+			prev := 0
+			c.Progress = func(n int) { progress(int(deleted.Add(int64(n - prev)))); prev = n }
+		}
 	}
 	results := make([]nlbatch.Result, len(devs))
 	errs := make([]error, workers)

@@ -50,11 +50,15 @@ func (r *Record) Set() (*Set, error) {
 }
 
 // Alive reports whether the devbulk process that wrote the record still runs.
-func (r *Record) Alive() bool {
-	if r.PID <= 0 || r.PID == os.Getpid() {
-		return r.PID == os.Getpid()
+func (r *Record) Alive() bool { return DevbulkRunning(r.PID) }
+
+// DevbulkRunning reports whether pid is this process or another running
+// devbulk: the owner of state that must not be cleaned up under it.
+func DevbulkRunning(pid int) bool {
+	if pid <= 0 || pid == os.Getpid() {
+		return pid == os.Getpid()
 	}
-	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", r.PID))
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 	return err == nil && strings.HasPrefix(string(comm), "devbulk")
 }
 

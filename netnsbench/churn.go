@@ -19,8 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// MaxNamespaces bounds one run.
-const MaxNamespaces = 100000
+// MaxNamespaces bounds the namespaces of one run in all (the classic churn
+// of 10 loops of 10000 is 100000).
+const MaxNamespaces = 1000000
 
 // ChurnOptions describe a churn: Workers in parallel, each creating,
 // loading and releasing PerWorker namespaces, one at a time.
@@ -32,6 +33,9 @@ type ChurnOptions struct {
 	Exec bool
 	// SampleEvery is the backlog sampling period (default 10 ms).
 	SampleEvery time.Duration
+	// Counter, when set, makes a counter of the namespaces created, fed at
+	// every sample.
+	Counter func(label string, total int) func(done int)
 }
 
 // Report is the result document of a netns scenario.
@@ -48,21 +52,42 @@ type Run struct {
 	PerWorker  int    `json:"per_worker"`
 	Namespaces int    `json:"namespaces"`
 	Payload    string `json:"payload"`
-	// CreateNS runs from the first creation to the last release.
+	// CreateNS is the creation phase: in churn and sequential, from the
+	// first creation to the last release (they interleave); in create,
+	// until every namespace exists.
 	CreateNS    int64   `json:"create_ns"`
 	NetnsPerSec float64 `json:"netns_per_sec"`
 	// UserNS and SysNS are the CPU time of devbulk (and, in exec mode, of
 	// the processes it ran) during CreateNS.
 	UserNS int64 `json:"user_ns"`
 	SysNS  int64 `json:"sys_ns"`
+	// KernelNS is the CPU time all CPUs spent in the kernel during CreateNS
+	// (/proc/stat system+irq+softirq, 10 ms ticks), the cleanup worker's
+	// included: UserNS/KernelNS is devbulk's own share.
+	KernelNS int64 `json:"kernel_cpu_ns"`
+	// ReleaseNS (create only) is the release of every namespace after
+	// CreateNS: their unmounting.
+	ReleaseNS int64 `json:"release_ns,omitempty"`
 	// DrainNS runs from the last release until the kernel had freed every
 	// namespace (DrainMethod); 0 when that could not be observed.
 	DrainNS     int64  `json:"drain_ns"`
 	DrainMethod string `json:"drain_method,omitempty"`
 	// PeakBacklog is the most namespaces released but not yet freed at once.
-	PeakBacklog int      `json:"peak_backlog"`
-	PeakObjects int      `json:"peak_slab_objects"`
-	Series      []Sample `json:"series"`
+	PeakBacklog int `json:"peak_backlog"`
+	PeakObjects int `json:"peak_slab_objects"`
+	// PeakSlabBytes is PeakObjects times the slab size of one struct net:
+	// the struct itself, not the per-namespace memory hanging off it.
+	PeakSlabBytes int64 `json:"peak_slab_bytes"`
+	// Rate (create only) is the creation rate curve, a point every step.
+	Rate   []RatePoint `json:"rate,omitempty"`
+	Series []Sample    `json:"series"`
+}
+
+// RatePoint is the creation rate over one step of the create curve.
+type RatePoint struct {
+	Created     int     `json:"created"`
+	TNS         int64   `json:"t_ns"`
+	NetnsPerSec float64 `json:"netns_per_sec"` // over the step ending here
 }
 
 // Sample is the state at one moment of a run.
@@ -105,28 +130,41 @@ func kickAndCount(base int) int {
 	return left
 }
 
-// CheckCount refuses runs beyond MaxNamespaces or the user namespace's
-// max_net_namespaces.
-func CheckCount(total int) error {
-	limit := MaxNamespaces
-	if b, err := os.ReadFile("/proc/sys/user/max_net_namespaces"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n < limit {
-			limit = n
-		}
+// CheckCount refuses runs of more than MaxNamespaces namespaces in all, or
+// with more alive at once than the user namespace's max_net_namespaces
+// allows (released namespaces count until the kernel has freed them, so a
+// churn that outruns the cleanup worker can still meet the limit: the
+// kernel's ENOSPC then ends the run).
+func CheckCount(total, alive int) error {
+	if total < 1 || total > MaxNamespaces {
+		return fmt.Errorf("%d namespaces out of range: 1..%d", total, MaxNamespaces)
 	}
-	if total < 1 || total > limit {
-		return fmt.Errorf("%d namespaces out of range: 1..%d (the lower of %d and /proc/sys/user/max_net_namespaces)", total, limit, MaxNamespaces)
+	b, err := os.ReadFile("/proc/sys/user/max_net_namespaces")
+	if err != nil {
+		return nil
+	}
+	if limit, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && alive > limit {
+		return fmt.Errorf("%d namespaces alive at once: over /proc/sys/user/max_net_namespaces, %d", alive, limit)
 	}
 	return nil
 }
 
+// Check refuses options out of range, before anything is made.
+func (o ChurnOptions) Check() error {
+	if o.Exec && o.Payload.Name != "lo-up" {
+		return errors.New("exec mode runs the classic `unshare -n ip link set lo up`: payload lo-up only")
+	}
+	alive := o.Workers // one namespace per worker, and the parent of veth payloads
+	if o.Payload.needsParent {
+		alive++
+	}
+	return CheckCount(o.Workers*o.PerWorker, alive)
+}
+
 // Churn runs the workers and measures the run and its drain.
 func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
-	if err := CheckCount(o.Workers * o.PerWorker); err != nil {
+	if err := o.Check(); err != nil {
 		return nil, err
-	}
-	if o.Exec && o.Payload.Name != "lo-up" {
-		return nil, errors.New("exec mode runs the classic `unshare -n ip link set lo up`: payload lo-up only")
 	}
 	var parent netns.NsHandle = -1
 	if o.Payload.needsParent {
@@ -149,49 +187,86 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for i := 0; i < o.PerWorker && ctx.Err() == nil; i++ {
-					if err := iteration(o, parent, int(seq.Add(1)), &created); err != nil {
-						errs[w] = err
-						return
+				if o.Exec {
+					for i := 0; i < o.PerWorker && ctx.Err() == nil && errs[w] == nil; i++ {
+						created.Add(1)
+						errs[w] = execIteration()
+						released.Add(1)
 					}
-					released.Add(1)
+					return
 				}
+				errs[w] = inFreshNamespaces(ctx, o.PerWorker, &created, &released, func(int) error {
+					return o.Payload.apply(parent, int(seq.Add(1)))
+				})
 			}()
 		}
 		wg.Wait()
 		return errors.Join(errors.Join(errs...), ctx.Err())
 	}
-	err := measure(ctx, &run, body, &created, &released, o.SampleEvery)
+	err := measure(ctx, &run, body, nil, &created, &released, o.SampleEvery, counter(o.Counter, "churn "+run.Mode, run.Namespaces))
 	r.Runs = append(r.Runs, run)
 	return r, err
 }
 
-// iteration creates one namespace, applies the payload and releases it.
-func iteration(o ChurnOptions, parent netns.NsHandle, seq int, created *atomic.Int64) error {
-	if o.Exec {
-		created.Add(1)
-		out, err := exec.Command("unshare", "-n", "sh", "-c", "ip link set lo up").CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("unshare -n: %v: %s", err, strings.TrimSpace(string(out)))
-		}
+// counter makes a counter when there is a maker.
+func counter(make func(string, int) func(int), label string, total int) func(int) {
+	if make == nil {
 		return nil
 	}
-	ns, err := nsthread.New()
-	if err != nil {
-		return err
-	}
-	created.Add(1)
-	defer ns.Close()
-	return o.Payload.apply(ns, parent, seq)
+	return make(label, total)
 }
 
-// measure runs body with the backlog sampler, then waits for the drain.
-func measure(ctx context.Context, run *Run, body func() error, created, released *atomic.Int64, every time.Duration) error {
+// execIteration is one iteration of the classic shell form.
+func execIteration() error {
+	out, err := exec.Command("unshare", "-n", "sh", "-c", "ip link set lo up").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("unshare -n: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// inFreshNamespaces calls each n times on one dedicated locked thread, every
+// call inside a new network namespace that the thread leaves when the call
+// returns — which releases it unless each kept a reference (a bind mount).
+// It is the loop of `unshare -n CMD` without a process per iteration.
+// released, when not nil, counts the namespaces left. It stops early,
+// without error, when ctx is done.
+func inFreshNamespaces(ctx context.Context, n int, created, released *atomic.Int64, each func(i int) error) error {
+	return nsthread.Run(nsthread.Current, func() error {
+		home, err := netns.Get()
+		if err != nil {
+			return fmt.Errorf("open this thread's netns: %w", err)
+		}
+		defer home.Close()
+		for i := 0; i < n && ctx.Err() == nil; i++ {
+			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+				return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+			}
+			created.Add(1)
+			err := each(i)
+			if serr := netns.Set(home); serr != nil {
+				return errors.Join(err, fmt.Errorf("setns back: %w", serr))
+			}
+			if released != nil {
+				released.Add(1)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// measure runs body (the creation phase) with the backlog sampler, then
+// release when there is one, then waits for the drain.
+func measure(ctx context.Context, run *Run, body, release func() error, created, released *atomic.Int64, every time.Duration, progress func(int)) error {
 	if every <= 0 {
 		every = 10 * time.Millisecond
 	}
 	netnsstat.Prime()
 	netnsstat.WaitWorkerIdle(time.Minute)
+	slabSize := netnsstat.SlabSize()
 	base, ok := netnsstat.Objects()
 	start := time.Now()
 	stop := make(chan struct{})
@@ -207,20 +282,35 @@ func measure(ctx context.Context, run *Run, body func() error, created, released
 				case <-stop:
 					return
 				case <-tick.C:
-					run.sample(start, base, created.Load(), released.Load())
+					run.sample(start, base, slabSize, created.Load(), released.Load())
+					if progress != nil {
+						progress(int(created.Load()))
+					}
 				}
 			}
 		}()
 	}
 	before := usage()
+	kbefore, _ := netnsstat.KernelCPU()
 	err := body()
 	run.CreateNS = time.Since(start).Nanoseconds()
+	if progress != nil {
+		progress(int(created.Load()))
+	}
 	after := usage()
-	run.UserNS, run.SysNS = after[0]-before[0], after[1]-before[1]
-	if n := released.Load(); n > 0 {
+	kafter, _ := netnsstat.KernelCPU()
+	run.UserNS, run.SysNS, run.KernelNS = after[0]-before[0], after[1]-before[1], int64(kafter-kbefore)
+	if n := created.Load(); n > 0 {
 		run.NetnsPerSec = float64(n) / time.Duration(run.CreateNS).Seconds()
 	}
-	if !ok {
+	if release != nil {
+		t := time.Now()
+		err = errors.Join(err, release())
+		run.ReleaseNS = time.Since(t).Nanoseconds()
+	}
+	if !ok || ctx.Err() != nil { // interrupted: released, not waited for
+		close(stop)
+		sampler.Wait()
 		return err
 	}
 	// The drain: until the cleanup worker has been idle for idleFor after
@@ -251,11 +341,11 @@ func measure(ctx context.Context, run *Run, body func() error, created, released
 	}
 	close(stop)
 	sampler.Wait()
-	run.sample(start, base, created.Load(), released.Load())
+	run.sample(start, base, slabSize, created.Load(), released.Load())
 	return err
 }
 
-func (run *Run) sample(start time.Time, base int, created, released int64) {
+func (run *Run) sample(start time.Time, base, slabSize int, created, released int64) {
 	c, ok := netnsstat.Objects()
 	if !ok {
 		return
@@ -265,6 +355,7 @@ func (run *Run) sample(start time.Time, base int, created, released int64) {
 	run.Series = append(run.Series, s)
 	run.PeakBacklog = max(run.PeakBacklog, s.Backlog)
 	run.PeakObjects = max(run.PeakObjects, c)
+	run.PeakSlabBytes = int64(run.PeakObjects) * int64(slabSize)
 }
 
 // usage is the user and sys time of devbulk and of the processes it ran.
@@ -282,7 +373,7 @@ func tv(t unix.Timeval) int64 { return t.Sec*1e9 + int64(t.Usec)*1e3 }
 // CreateNS and the CPU time are the creation loop; DrainNS the dismantling
 // that the loop left to the kernel.
 func Sequential(ctx context.Context, n int) (*Report, error) {
-	if err := CheckCount(n); err != nil {
+	if err := CheckCount(n, 1); err != nil {
 		return nil, err
 	}
 	r := &Report{Header: batch.NewHeader(), Scenario: "sequential"}
@@ -305,7 +396,7 @@ func Sequential(ctx context.Context, n int) (*Report, error) {
 		err := body()
 		released.Store(created.Load())
 		return err
-	}, &created, &released, 0)
+	}, nil, &created, &released, 0, nil)
 	r.Runs = append(r.Runs, run)
 	return r, err
 }

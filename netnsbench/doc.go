@@ -1,13 +1,14 @@
 // Package netnsbench measures network-namespace churn: many namespaces
 // created, given a payload and released, by parallel workers or by one thread
-// in a loop — and how long the kernel's cleanup worker then takes to
-// dismantle them (the drain), with the backlog of released-but-not-freed
-// namespaces over time.
+// in a loop, or all kept (bind-mounted) and released together — and how long
+// the kernel's cleanup worker then takes to dismantle them (the drain), with
+// the backlog of released-but-not-freed namespaces over time.
 //
 // Workers use unshare(2) and setns(2) on locked OS threads (internal/nsthread),
 // not `unshare` processes, so devbulk's own cost stays small next to the
-// kernel's; the exec mode runs the classic shell form for comparison. Every
-// namespace is held only by devbulk's file descriptors and threads: if devbulk
-// dies, the kernel dismantles them all. Namespaces with veth payloads pair with
+// kernel's; the exec mode runs the classic shell form for comparison. Churn
+// namespaces are held only by devbulk's threads: if devbulk dies, the kernel
+// dismantles them all. Kept namespaces are bind mounts under MountDir, which
+// Cleanup removes after a crash. Namespaces with veth payloads pair with
 // a parent namespace devbulk made for the run, never the host's.
 package netnsbench

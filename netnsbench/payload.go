@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/devbulk/devbulk/devices"
-	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -18,8 +17,9 @@ import (
 // Payload is what each namespace gets before it is released.
 type Payload struct {
 	Name string
-	// apply runs with the namespace and the run's parent namespace.
-	apply func(ns, parent netns.NsHandle, seq int) error
+	// apply runs on a locked thread inside the namespace, with the run's
+	// parent namespace and the namespace's sequence number.
+	apply func(parent netns.NsHandle, seq int) error
 	// needsParent: the payload pairs with the parent namespace.
 	needsParent bool
 }
@@ -39,7 +39,7 @@ func ParsePayload(s string) (Payload, error) {
 		if strings.TrimSpace(cmd) == "" {
 			return Payload{}, fmt.Errorf("payload exec: needs a command, as in exec:'ip link set lo up'")
 		}
-		return Payload{Name: s, apply: func(ns, _ netns.NsHandle, _ int) error { return runIn(ns, cmd) }}, nil
+		return Payload{Name: s, apply: func(netns.NsHandle, int) error { return run(cmd) }}, nil
 	case strings.HasPrefix(s, "devices:"):
 		f := strings.Split(s, ":")
 		if len(f) != 3 {
@@ -60,14 +60,14 @@ func ParsePayload(s string) (Payload, error) {
 		if err != nil {
 			return Payload{}, fmt.Errorf("payload %q: %w", s, err)
 		}
-		return Payload{Name: s, apply: func(ns, _ netns.NsHandle, _ int) error { return createIn(ns, links) }}, nil
+		return Payload{Name: s, apply: func(netns.NsHandle, int) error { return create(links) }}, nil
 	}
 	return Payload{}, fmt.Errorf("unknown payload %q (valid: lo-up, devices:KIND:COUNT, veth, exec:CMD)", s)
 }
 
 // loUp sets the namespace's loopback up, as `ip link set lo up` does.
-func loUp(ns, _ netns.NsHandle, _ int) error {
-	c, err := nlbatch.Dial(ns, nlbatch.Options{RcvBuf: 64 << 10})
+func loUp(netns.NsHandle, int) error {
+	c, err := nlbatch.DialHere(nlbatch.Options{RcvBuf: 64 << 10})
 	if err != nil {
 		return err
 	}
@@ -83,8 +83,8 @@ func loUp(ns, _ netns.NsHandle, _ int) error {
 	return res[0].Err
 }
 
-func createIn(ns netns.NsHandle, links []devices.Link) error {
-	c, err := nlbatch.Dial(ns, nlbatch.Options{})
+func create(links []devices.Link) error {
+	c, err := nlbatch.DialHere(nlbatch.Options{})
 	if err != nil {
 		return err
 	}
@@ -107,8 +107,8 @@ func createIn(ns netns.NsHandle, links []devices.Link) error {
 
 // vethToParent creates a veth pair inside the namespace whose peer lives in
 // the run's parent namespace, as container runtimes do.
-func vethToParent(ns, parent netns.NsHandle, seq int) error {
-	c, err := nlbatch.Dial(ns, nlbatch.Options{RcvBuf: 64 << 10})
+func vethToParent(parent netns.NsHandle, seq int) error {
+	c, err := nlbatch.DialHere(nlbatch.Options{RcvBuf: 64 << 10})
 	if err != nil {
 		return err
 	}
@@ -131,13 +131,11 @@ func vethToParent(ns, parent netns.NsHandle, seq int) error {
 	return res[0].Err
 }
 
-// runIn runs a shell command inside the namespace.
-func runIn(ns netns.NsHandle, cmd string) error {
-	return nsthread.Run(ns, func() error {
-		out, err := exec.Command("/bin/sh", "-c", cmd).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("exec %q: %v: %s", cmd, err, strings.TrimSpace(string(out)))
-		}
-		return nil
-	})
+// run runs a shell command, which inherits the locked thread's namespace.
+func run(cmd string) error {
+	out, err := exec.Command("/bin/sh", "-c", cmd).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("exec %q: %v: %s", cmd, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }

@@ -14,23 +14,39 @@ import (
 func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "devbulk %s  kernel %s  %d CPUs  netns %s\n\n", r.Version, r.Kernel, r.CPUs, r.Scenario)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tworkers\tper worker\tpayload\tcreate+release\tnetns/s\tuser\tsys\tCPU %\tdrain\tpeak backlog\t")
+	fmt.Fprintln(tw, "mode\tworkers\tper worker\tpayload\tcreate\tnetns/s\tuser\tsys\tCPU %\town/kernel %\trelease\tdrain\tpeak backlog\tpeak slab\t")
 	for _, run := range r.Runs {
-		cpu := 0.0
-		if run.CreateNS > 0 {
-			cpu = 100 * float64(run.UserNS+run.SysNS) / float64(run.CreateNS)
-		}
 		drain := "unknown"
 		if run.DrainMethod != "" {
 			drain = batch.FormatNS(run.DrainNS)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%.0f\t%s\t%s\t%.0f\t%s\t%d\t\n", run.Mode, run.Workers, run.PerWorker,
+		release := "-"
+		if run.ReleaseNS > 0 {
+			release = batch.FormatNS(run.ReleaseNS)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f MiB\t\n", run.Mode, run.Workers, run.PerWorker,
 			run.Payload, batch.FormatNS(run.CreateNS), run.NetnsPerSec, batch.FormatNS(run.UserNS),
-			batch.FormatNS(run.SysNS), cpu, drain, run.PeakBacklog)
+			batch.FormatNS(run.SysNS), percent(run.UserNS+run.SysNS, run.CreateNS), percent(run.UserNS, run.KernelNS),
+			release, drain, run.PeakBacklog, float64(run.PeakSlabBytes)/(1<<20))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, run := range r.Runs {
+		if len(run.Rate) == 0 {
+			continue
+		}
+		fmt.Fprintln(w, "\ncreation rate (netns/s over each step):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "namespaces\telapsed\tnetns/s\t")
+		for _, p := range run.Rate {
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t\n", p.Created, batch.FormatNS(p.TNS), p.NetnsPerSec)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "\nCPU % = (user+sys)/create; own/kernel % = devbulk's user time / all CPUs' kernel time (/proc/stat) during create")
 	_, err := fmt.Fprintf(w, "\ndrain = from the last release until %s\n", DrainMethod)
 	return err
 }
@@ -47,4 +63,11 @@ func (r *Report) WriteSeries(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+func percent(part, whole int64) string {
+	if whole <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", 100*float64(part)/float64(whole))
 }

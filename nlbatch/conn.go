@@ -3,6 +3,7 @@ package nlbatch
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/vishvananda/netns"
@@ -47,8 +48,12 @@ type Conn struct {
 	seq    uint32
 	rcvbuf int // effective receive buffer (the kernel doubles the request)
 	sndbuf int
-	window int // current default window, shrunk after overruns
-	buf    []byte
+	window int    // current default window, shrunk after overruns
+	buf    []byte // from bufs until Close
+	// Progress, when set, is called by Execute after each datagram's
+	// replies, with the number of the call's requests answered so far: for
+	// progress bars over long one-by-one runs.
+	Progress func(answered int)
 }
 
 // CurrentNetns names the process's own network namespace in Dial.
@@ -58,18 +63,26 @@ const CurrentNetns = nsthread.Current
 // process's own). Only a short-lived helper thread enters ns; the socket stays
 // bound to ns for its whole life.
 func Dial(ns netns.NsHandle, opts Options) (*Conn, error) {
+	var c *Conn
+	err := nsthread.Run(ns, func() error {
+		var err error
+		c, err = DialHere(opts)
+		return err
+	})
+	return c, err
+}
+
+// DialHere opens a socket in the network namespace of the calling OS thread,
+// for code that already runs on a locked thread inside a namespace (as in
+// nsthread.Run): it saves Dial's helper thread.
+func DialHere(opts Options) (*Conn, error) {
 	if opts.RcvBuf <= 0 {
 		opts.RcvBuf = 8 << 20
 	}
 	if opts.SndBuf <= 0 {
 		opts.SndBuf = 4 << 20
 	}
-	var fd int
-	err := nsthread.Run(ns, func() error {
-		var err error
-		fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
-		return err
-	})
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("netlink socket: %w", err)
 	}
@@ -91,12 +104,24 @@ func newConn(t transport, rcvbuf, sndbuf int) *Conn {
 		rcvbuf: rcvbuf,
 		sndbuf: sndbuf,
 		window: max(1, rcvbuf/ackTruesize),
-		buf:    make([]byte, 1<<20),
+		buf:    *bufs.Get().(*[]byte),
 	}
 }
 
+// bufs recycles the send and receive buffers: programs that open a Conn
+// per namespace (netns churn) would otherwise allocate 1 MiB each time, and
+// spend more CPU in the garbage collector than the kernel spends on them.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
 // Close closes the socket.
-func (c *Conn) Close() error { return c.t.close() }
+func (c *Conn) Close() error {
+	if c.buf != nil {
+		b := c.buf
+		bufs.Put(&b)
+		c.buf = nil
+	}
+	return c.t.close()
+}
 
 // RcvBuf is the effective receive buffer size in bytes.
 func (c *Conn) RcvBuf() int { return c.rcvbuf }

@@ -120,6 +120,9 @@ func (c *Conn) Execute(ctx context.Context, reqs [][]byte, window int) ([]Result
 			}
 		}
 		i = end
+		if c.Progress != nil {
+			c.Progress(end)
+		}
 	}
 	st.LastWindow = window
 	return res, st, nil

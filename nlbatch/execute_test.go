@@ -3,6 +3,7 @@ package nlbatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -191,3 +192,16 @@ func TestExecuteDrainErrorFailsPending(t *testing.T) {
 type brokenRecv struct{ fakeKernel }
 
 func (b *brokenRecv) recv([]byte, bool) (int, error) { return 0, unix.EBADF }
+
+func TestExecuteReportsProgressPerDatagram(t *testing.T) {
+	f := &fakeKernel{capacity: 1 << 20}
+	c := newConn(f, 1<<20, 1<<20)
+	var seen []int
+	c.Progress = func(n int) { seen = append(seen, n) }
+	if _, _, err := c.Execute(context.Background(), requests(5), 2); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(seen) != "[2 4 5]" {
+		t.Errorf("progress %v, want [2 4 5]: once per datagram, requests answered so far", seen)
+	}
+}

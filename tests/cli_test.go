@@ -367,3 +367,36 @@ func TestDeleteAfterKill(t *testing.T) {
 		t.Errorf("after delete the namespace holds %d devices, want only lo", len(names))
 	}
 }
+
+// Progress bars go to stderr only when it is a terminal (here a pty made
+// by script(1)), never with --quiet, and stdout stays the JSON document.
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	needKind(t, "ifb")
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) not installed (bsdutils)")
+	}
+	dir := t.TempDir()
+	for _, quiet := range []bool{false, true} {
+		out, tty := filepath.Join(dir, "out.json"), filepath.Join(dir, "tty")
+		cmd := fmt.Sprintf("%s bench --kind ifb --count 200 --delete serial --json > %s", devbulk(t), out)
+		if quiet {
+			cmd += " --quiet"
+		}
+		if b, err := exec.Command("script", "-q", "-e", "-c", cmd, tty).CombinedOutput(); err != nil {
+			t.Fatalf("script -c %q: %v\n%s", cmd, err, b)
+		}
+		var rep batch.Report
+		if b, _ := os.ReadFile(out); json.Unmarshal(b, &rep) != nil || len(rep.Runs) != 1 {
+			t.Errorf("quiet=%v: stdout is not the result document:\n%s", quiet, b)
+		}
+		b, _ := os.ReadFile(tty)
+		bar := strings.Contains(string(b), "N=200 serial delete") && strings.Contains(string(b), "/200, ")
+		if bar == quiet {
+			t.Errorf("quiet=%v: progress bar shown %v; the terminal got:\n%q", quiet, bar, b)
+		}
+	}
+	r := run(t, dir, "bench", "--kind", "ifb", "--count", "200", "--delete", "serial", "--json")
+	if r.code != 0 || r.stderr != "" {
+		t.Errorf("not a terminal: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -1,38 +1,180 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/devbulk/devbulk/netnsbench"
 )
 
-// Churn and sequential runs count what they made, see the kernel's drain
-// end, and leave no namespace behind (the run fails when the slab count is
-// not back after the drain).
+// Every netns scenario, through the library, here and in the VM
+// (TestVMNetns): each run counts what it made, sees the drain end, and
+// leaves no namespace behind — a run fails when the net_namespace slab
+// count is not back to its value before the run once the drain is over.
 func TestNetnsScenarios(t *testing.T) {
-	needKind(t, "ifb")
-	for _, args := range [][]string{
-		{"netns", "churn", "--workers", "2", "--per-worker", "50", "--json"},
-		{"netns", "churn", "--workers", "1", "--per-worker", "20", "--payload", "devices:ifb:3", "--json"},
-		{"netns", "churn", "--workers", "2", "--per-worker", "10", "--payload", "veth", "--json"},
-		{"netns", "churn", "--workers", "1", "--per-worker", "10", "--payload", "exec:ip link set lo up", "--json"},
-		{"netns", "sequential", "--count", "50", "--json"},
+	needRoot(t)
+	kind := "ifb" // the devices payload: dummy where the kernel has it (the VM)
+	if probe["dummy"] {
+		kind = "dummy"
+	}
+	if !probe[kind] {
+		t.Skipf("no %s devices on this kernel", kind)
+	}
+	defer func(dir string) { netnsbench.MountDir = dir }(netnsbench.MountDir)
+	netnsbench.MountDir = t.TempDir()
+	payload := func(s string) netnsbench.Payload {
+		p, err := netnsbench.ParsePayload(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ctx := context.Background()
+	churn := func(w, n int, p string) func() (*netnsbench.Report, error) {
+		return func() (*netnsbench.Report, error) {
+			return netnsbench.Churn(ctx, netnsbench.ChurnOptions{Workers: w, PerWorker: n, Payload: payload(p)})
+		}
+	}
+	for _, sc := range []struct {
+		name string
+		run  func() (*netnsbench.Report, error)
+	}{
+		{"churn-lo-up", churn(2, 50, "lo-up")},
+		{"churn-devices", churn(1, 20, "devices:"+kind+":3")},
+		{"churn-veth", churn(2, 10, "veth")},
+		{"churn-exec", churn(1, 10, "exec:ip link set lo up")},
+		{"sequential", func() (*netnsbench.Report, error) { return netnsbench.Sequential(ctx, 50) }},
+		{"create-veth", func() (*netnsbench.Report, error) {
+			return netnsbench.Create(ctx, netnsbench.CreateOptions{Count: 60, Veth: true, Step: 20})
+		}},
 	} {
-		r := run(t, t.TempDir(), args...)
-		if r.code != 0 {
-			t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
-			continue
+		t.Run(sc.name, func(t *testing.T) {
+			r, err := sc.run()
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := r.Runs[0]
+			if run.Namespaces != run.Workers*run.PerWorker || run.NetnsPerSec <= 0 || len(run.Series) == 0 {
+				t.Fatalf("run %+v", run)
+			}
+			if run.DrainMethod == "" || run.DrainNS <= 0 {
+				t.Errorf("drain not detected: %d ns, method %q", run.DrainNS, run.DrainMethod)
+			}
+			if last := run.Series[len(run.Series)-1]; last.Created != int64(run.Namespaces) || last.Released != last.Created {
+				t.Errorf("%d namespaces: last sample %+v", run.Namespaces, last)
+			}
+			if r.Scenario == "create" {
+				if len(run.Rate) != 3 || run.Rate[2].Created != 60 || run.Rate[0].NetnsPerSec <= 0 || run.ReleaseNS <= 0 {
+					t.Errorf("create: rate curve %+v, release %d ns", run.Rate, run.ReleaseNS)
+				}
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(netnsbench.MountDir); len(ents) != 0 {
+		t.Errorf("%d entries left in the mount directory", len(ents))
+	}
+}
+
+// The issue's comparison: direct syscalls against the shell loop, in one
+// run, with devbulk's own CPU a small part of the kernel's.
+func TestNetnsChurnCompareExec(t *testing.T) {
+	needRoot(t)
+	r := run(t, t.TempDir(), "netns", "churn", "--workers", "2", "--per-worker", "200", "--compare", "exec", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep netnsbench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if len(rep.Runs) != 2 || rep.Runs[0].Mode != "direct" || rep.Runs[1].Mode != "exec" {
+		t.Fatalf("runs: %+v", rep.Runs)
+	}
+	for _, run := range rep.Runs {
+		if run.Namespaces != 400 || run.NetnsPerSec <= 0 || run.DrainMethod == "" || run.KernelNS <= 0 {
+			t.Errorf("%s run: %+v", run.Mode, run)
 		}
-		var rep netnsbench.Report
-		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, r.stdout)
+	}
+	if d := rep.Runs[0]; d.UserNS*10 > d.KernelNS {
+		t.Errorf("direct churn: devbulk's user CPU %d ns is over 10%% of the kernel's %d ns", d.UserNS, d.KernelNS)
+	}
+}
+
+// startNetnsCreate starts a long `netns create` and waits until it has made
+// 100 namespaces; it returns the command and the run's mount directory.
+func startNetnsCreate(t *testing.T, state string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(devbulk(t), "netns", "create", "--count", "20000")
+	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if runs, _ := filepath.Glob(filepath.Join(state, "netns", "*")); len(runs) == 1 {
+			if ents, _ := os.ReadDir(runs[0]); len(ents) >= 100 {
+				return cmd, runs[0]
+			}
 		}
-		run := rep.Runs[0]
-		if run.Namespaces != run.Workers*run.PerWorker || run.NetnsPerSec <= 0 || run.DrainMethod == "" || len(run.Series) == 0 {
-			t.Errorf("%v: run %+v", args, run)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	t.Fatal("netns create did not start")
+	return nil, ""
+}
+
+// mountsUnder counts the mount points at or below dir.
+func mountsUnder(t *testing.T, dir string) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir) {
+			n++
 		}
+	}
+	return n
+}
+
+func TestNetnsCreateInterruptAndCleanup(t *testing.T) {
+	needRoot(t)
+	// Ctrl-C: the namespaces made so far are released before devbulk exits.
+	state := t.TempDir()
+	cmd, dir := startNetnsCreate(t, state)
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("after Ctrl-C: exit %d, want 130", code)
+	}
+	if n := mountsUnder(t, dir); n != 0 {
+		t.Errorf("after Ctrl-C: %d mounts left under %s", n, dir)
+	}
+	// kill -9: the bind mounts stay; cleanup removes them, and only them.
+	state = t.TempDir()
+	cmd, dir = startNetnsCreate(t, state)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if n := mountsUnder(t, dir); n < 100 {
+		t.Fatalf("after kill -9: %d mounts under %s, want the namespaces left behind", n, dir)
+	}
+	r := run(t, state, "cleanup")
+	if r.code != 0 || !strings.Contains(r.stdout, "netns create run "+dir+": released ") {
+		t.Errorf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := mountsUnder(t, filepath.Join(state, "netns")); n != 0 {
+		t.Errorf("after cleanup: %d mounts left", n)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("after cleanup: %s still there (%v)", dir, err)
 	}
 }
 
@@ -43,13 +185,20 @@ func TestNetnsBadInput(t *testing.T) {
 		"netns churn --payload wormhole":               "unknown payload",
 		"netns churn --payload devices:vlan:3":         "not payloads",
 		"netns churn --payload devices:ifb:0":          "COUNT out of range: 1..10000",
-		"netns churn --workers 1000 --per-worker 1000": "namespaces out of range",
+		"netns churn --workers 1000 --per-worker 1001": "1001000 namespaces out of range: 1..1000000",
 		"netns churn --compare shell":                  "the only comparison is exec",
 		"netns sequential --count 0":                   "--count \"0\" out of range",
+		"netns create --count 0":                       "--count \"0\" out of range",
+		"netns create --count 10 --step 11":            "--step \"11\" out of range: 1..10",
+		"netns create --count 200000":                  "over /proc/sys/user/max_net_namespaces",
 	} {
-		r := run(t, t.TempDir(), strings.Fields(args)...)
+		state := t.TempDir()
+		r := run(t, state, strings.Fields(args)...)
 		if r.code != 2 || !strings.Contains(r.stderr, want) {
 			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", args, r.code, r.stderr, want)
+		}
+		if _, err := os.Stat(filepath.Join(state, "netns")); err == nil {
+			t.Errorf("%s: a mount directory was made", args)
 		}
 	}
 }

@@ -28,6 +28,9 @@ type Initramfs struct {
 	// dependencies come along).
 	Kernel  *Kernel
 	Modules []string
+	// Files are more files for the guest, by path (a suite for devbulk
+	// check, say).
+	Files map[string][]byte
 }
 
 // Write writes the initramfs as a gzip-compressed newc cpio archive.
@@ -47,6 +50,9 @@ func (r *Initramfs) Write(w io.Writer) error {
 		}
 	}
 	generated := map[string][]byte{}
+	for p, b := range r.Files {
+		generated[p] = b
+	}
 	var err error
 	if generated[argsFile], err = json.Marshal(r.Args); err != nil {
 		return err

@@ -29,6 +29,8 @@ type Config struct {
 	Accel string
 	// Log, when set, receives one line per step (accelerator, boot).
 	Log func(string)
+	// Files are more files for the guest's root, by path.
+	Files map[string][]byte
 }
 
 // ErrNoQemu reports that qemu is not installed.
@@ -108,7 +110,7 @@ func boot(ctx context.Context, qemu string, cfg Config, args []string) (*booted,
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	r := Initramfs{Devbulk: cfg.Devbulk, Args: args, Kernel: cfg.Kernel, Modules: cfg.Modules}
+	r := Initramfs{Devbulk: cfg.Devbulk, Args: args, Kernel: cfg.Kernel, Modules: cfg.Modules, Files: cfg.Files}
 	if err := r.Write(f); err != nil {
 		f.Close()
 		os.RemoveAll(dir)

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/charts"
+	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/urfave/cli/v2"
+	"gonum.org/v1/plot"
 )
 
 func benchCommand() *cli.Command {
@@ -24,15 +25,22 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "delete", Value: "serial,group,netns", Usage: "delete strategies: `S[,S..]` of serial, pipelined, parallel, group, netns, lower, module, auto"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per count and strategy (1..100)"},
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
-			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, jsonFlag,
+			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
 		},
 		Action: bench,
 	}
 }
 
+// benchFormats are bench's and rmmod's outputs (benchstat: the Go benchmark
+// format, for `benchstat old.txt new.txt`).
+var benchFormats = []string{"table", "json", "benchstat"}
+
 func bench(c *cli.Context) error {
 	// Everything the command line says is checked before the kernel is touched.
 	if err := noArgs(c); err != nil {
+		return err
+	}
+	if _, err := outputFormat(c, benchFormats...); err != nil {
 		return err
 	}
 	var k *devices.Kind
@@ -109,12 +117,14 @@ func bench(c *cli.Context) error {
 // runBench runs the cycles, with progress on a terminal, and prints the
 // report of what ran, even when a cycle failed.
 func runBench(c *cli.Context, o batch.BenchOptions) error {
-	if isTerminal(2) {
-		o.Progress = func(s string) { fmt.Fprintf(os.Stderr, "devbulk: %s\n", s) }
-	}
+	o.Progress, o.Counter = progress(c), counter(c)
 	report, err := batch.Bench(c.Context, o)
 	if report != nil && len(report.Runs) > 0 {
-		if werr := writeReport(c, report); werr != nil && err == nil {
+		werr := writeReport(c, report)
+		if werr == nil {
+			werr = writeSVG(c, func() (*plot.Plot, error) { return charts.Bench(report) })
+		}
+		if err == nil {
 			err = werr
 		}
 	}
@@ -122,10 +132,15 @@ func runBench(c *cli.Context, o batch.BenchOptions) error {
 }
 
 func writeReport(c *cli.Context, r *batch.Report) error {
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+	f, err := outputFormat(c, benchFormats...)
+	if err != nil {
+		return err
+	}
+	switch f {
+	case "json":
+		return writeJSON(c.App.Writer, r)
+	case "benchstat":
+		return check.WriteBenchstat(c.App.Writer, check.MetaFor(r.Header, ""), []check.Scenario{{Lines: check.BenchLines(r)}})
 	}
 	return r.WriteTable(c.App.Writer)
 }

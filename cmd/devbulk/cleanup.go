@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/urfave/cli/v2"
 	"github.com/vishvananda/netns"
@@ -14,8 +15,9 @@ import (
 func cleanupCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "cleanup",
-		Usage: "remove every device devbulk left behind (after a crash or kill -9), by its records, and nothing else",
-		Description: "Runs whose devbulk was killed before it finished creating are removed. Runs that `devbulk create`\n" +
+		Usage: "remove every device and namespace devbulk left behind (after a crash or kill -9), by its records, and nothing else",
+		Description: "Runs whose devbulk was killed before it finished creating are removed, and so are the bind-mounted namespaces\n" +
+			"of a killed `devbulk netns create`. Runs that `devbulk create`\n" +
 			"completed are kept for you to use and delete, unless --all. Runs of a devbulk still running are never touched.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "also remove the runs devbulk create completed"},
@@ -44,6 +46,14 @@ func cleanupCommand() *cli.Command {
 					continue
 				}
 				fmt.Fprintln(c.App.Writer, msg)
+			}
+			runs, err := netnsbench.Cleanup()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			for _, r := range runs {
+				done++
+				fmt.Fprintf(c.App.Writer, "netns create run %s: released %d namespaces\n", r.Dir, r.Namespaces)
 			}
 			if done == 0 {
 				fmt.Fprintln(c.App.Writer, "nothing to clean up")

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/vm"
 	"github.com/urfave/cli/v2"
 )
@@ -32,6 +34,7 @@ func main() {
 	}
 	if dir := os.Getenv("DEVBULK_STATE_DIR"); dir != "" {
 		batch.StateDir = dir
+		netnsbench.MountDir = filepath.Join(dir, "netns")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -40,7 +43,7 @@ func main() {
 		Usage:   "create thousands of virtual network devices and time every way the kernel tears them down",
 		Version: batch.Version,
 		Commands: []*cli.Command{
-			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(),
+			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(), checkCommand(), plotCommand(),
 		},
 		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 
+	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/urfave/cli/v2"
+	"gonum.org/v1/plot"
 )
 
 func netnsCommand() *cli.Command {
@@ -22,14 +23,26 @@ func netnsCommand() *cli.Command {
 					&cli.StringFlag{Name: "per-worker", Value: "100", Usage: "namespaces per worker"},
 					&cli.StringFlag{Name: "payload", Value: "lo-up", Usage: "lo-up, devices:KIND:COUNT, veth or exec:CMD"},
 					&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the shell form, unshare -n sh -c 'ip link set lo up'"},
-					series, jsonFlag,
+					series, jsonFlag, svgFlag, quietFlag,
 				},
 				Action: churn,
 			},
 			{
+				Name: "create",
+				Usage: "create and keep N namespaces (bind-mounted under " + netnsbench.MountDir + "), with the creation rate every K, " +
+					"then release them all and time the drain",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"},
+					&cli.BoolFlag{Name: "veth", Usage: "give each namespace a veth pair to a parent namespace devbulk makes for the run"},
+					&cli.StringFlag{Name: "step", Usage: "report the creation rate every `K` namespaces (default: count/20)"},
+					series, jsonFlag, svgFlag, quietFlag,
+				},
+				Action: netnsCreate,
+			},
+			{
 				Name:   "sequential",
 				Usage:  "one thread doing unshare(CLONE_NEWNET) in a loop: creation time and CPU apart from the drain",
-				Flags:  []cli.Flag{&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"}, series, jsonFlag},
+				Flags:  []cli.Flag{&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"}, series, jsonFlag, svgFlag},
 				Action: sequential,
 			},
 		},
@@ -48,9 +61,6 @@ func churn(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := netnsbench.CheckCount(w * n); err != nil {
-		return usage(err)
-	}
 	p, err := netnsbench.ParsePayload(c.String("payload"))
 	if err != nil {
 		return usage(err)
@@ -64,10 +74,13 @@ func churn(c *cli.Context) error {
 	default:
 		return usagef("--compare %q: the only comparison is exec", c.String("compare"))
 	}
+	o := netnsbench.ChurnOptions{Workers: w, PerWorker: n, Payload: p, Counter: counter(c)}
+	if err := o.Check(); err != nil {
+		return usage(err)
+	}
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	o := netnsbench.ChurnOptions{Workers: w, PerWorker: n, Payload: p}
 	r, err := netnsbench.Churn(c.Context, o)
 	if err == nil && c.String("compare") == "exec" {
 		o.Exec = true
@@ -87,13 +100,37 @@ func sequential(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := netnsbench.CheckCount(n); err != nil {
+	if err := netnsbench.CheckCount(n, 1); err != nil {
 		return usage(err)
 	}
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
 	r, err := netnsbench.Sequential(c.Context, n)
+	return writeNetns(c, r, err)
+}
+
+func netnsCreate(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	n, err := intFlag(c, "count", 1, netnsbench.MaxNamespaces)
+	if err != nil {
+		return err
+	}
+	o := netnsbench.CreateOptions{Count: n, Veth: c.Bool("veth"), Counter: counter(c)}
+	if c.IsSet("step") {
+		if o.Step, err = intFlag(c, "step", 1, n); err != nil {
+			return err
+		}
+	}
+	if err := o.Check(); err != nil {
+		return usage(err)
+	}
+	if err := needNetAdmin(); err != nil {
+		return err
+	}
+	r, err := netnsbench.Create(c.Context, o)
 	return writeNetns(c, r, err)
 }
 
@@ -114,11 +151,12 @@ func writeNetns(c *cli.Context, r *netnsbench.Report, err error) error {
 	}
 	var werr error
 	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		werr = enc.Encode(r)
+		werr = writeJSON(c.App.Writer, r)
 	} else {
 		werr = r.WriteTable(c.App.Writer)
+	}
+	if werr == nil {
+		werr = writeSVG(c, func() (*plot.Plot, error) { return charts.Netns(r) })
 	}
 	if err == nil {
 		err = werr

@@ -20,7 +20,7 @@ func rmmodCommand() *cli.Command {
 			&cli.StringFlag{Name: "count", Value: "1000", Usage: "devices of the kind (without --vlans)"},
 			&cli.StringFlag{Name: "vlans", Usage: "vlans on one device of the kind, instead"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per strategy (1..100)"},
-			upFlag, traceRCUFlag, jsonFlag,
+			upFlag, traceRCUFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
 		},
 		Action: rmmod,
 	}
@@ -28,6 +28,9 @@ func rmmodCommand() *cli.Command {
 
 func rmmod(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
+		return err
+	}
+	if _, err := outputFormat(c, benchFormats...); err != nil {
 		return err
 	}
 	k, err := kindOf(c)

@@ -134,3 +134,39 @@ func prime() {
 		}
 	}
 }
+
+// SlabSize is the bytes of slab memory one struct net takes (object plus
+// the allocator's padding), 0 when not readable.
+func SlabSize() int {
+	b, err := os.ReadFile(slabDir + "/slab_size")
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+// KernelCPU is the CPU time all CPUs have spent in the kernel since boot
+// (system, irq and softirq of /proc/stat), in the kernel's USER_HZ ticks
+// of 10 ms: it includes the work of kernel threads such as the netns
+// cleanup worker, which no process's rusage shows.
+func KernelCPU() (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq ...
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, false
+	}
+	var ticks int64
+	for _, i := range []int{3, 6, 7} {
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, true
+}

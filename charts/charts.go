@@ -1,0 +1,289 @@
+// Package charts draws devbulk's result documents as SVG with gonum/plot:
+// ms per device against the device count for a bench, the backlog of
+// released-but-not-freed namespaces over time for a netns run, and current
+// against baseline for a check.
+package charts
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/check"
+	"github.com/devbulk/devbulk/netnsbench"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Bench plots ms per device against N on log scales: one line per phase
+// and strategy (the median over repeats), iproute2's beside devbulk's.
+func Bench(r *batch.Report) (*plot.Plot, error) {
+	perN := map[string]map[int][]float64{}
+	var labels []string
+	for _, c := range r.Runs {
+		for _, ph := range []*batch.Phase{&c.Create, &c.Delete, c.IPCreate, c.IPDelete} {
+			if ph == nil || ph.Devices == 0 || ph.WallNS <= 0 {
+				continue
+			}
+			label := ph.Phase + " " + ph.Strategy
+			if ph.Tool == "iproute2" {
+				label = "iproute2 " + label
+			}
+			if perN[label] == nil {
+				perN[label] = map[int][]float64{}
+				labels = append(labels, label)
+			}
+			perN[label][c.Count] = append(perN[label][c.Count], float64(ph.WallNS)/1e6/float64(ph.Devices))
+		}
+	}
+	if len(labels) == 0 {
+		return nil, errors.New("the bench report has no measured phase")
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("devbulk bench: %s on %s (%d CPUs)", r.Kind, r.Kernel, r.CPUs)
+	p.X.Label.Text = "devices per cycle (N)"
+	p.Y.Label.Text = "ms per device (median of repeats)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
+	p.Legend.Top = true
+	var lines []any
+	for _, label := range labels {
+		var ns []int
+		for n := range perN[label] {
+			ns = append(ns, n)
+		}
+		sort.Ints(ns)
+		xy := make(plotter.XYs, len(ns))
+		for i, n := range ns {
+			xy[i].X, xy[i].Y = float64(n), median(perN[label][n])
+		}
+		lines = append(lines, label, xy)
+	}
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Netns plots each run's backlog (namespaces released, not yet freed)
+// against time since the run's start.
+func Netns(r *netnsbench.Report) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("devbulk netns %s on %s (%d CPUs)", r.Scenario, r.Kernel, r.CPUs)
+	p.X.Label.Text = "time since start (s)"
+	p.Y.Label.Text = "backlog (namespaces released, not yet freed)"
+	p.Legend.Top = true
+	var lines []any
+	for _, run := range r.Runs {
+		if len(run.Series) == 0 {
+			continue
+		}
+		xy := make(plotter.XYs, len(run.Series))
+		for i, s := range run.Series {
+			xy[i].X, xy[i].Y = float64(s.TNS)/1e9, float64(s.Backlog)
+		}
+		lines = append(lines, fmt.Sprintf("%s, %d×%d, %s", run.Mode, run.Workers, run.PerWorker, run.Payload), xy)
+	}
+	if len(lines) == 0 {
+		return nil, errors.New("the netns report has no backlog series (the slab counts were not readable)")
+	}
+	if err := plotutil.AddLines(p, lines...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Check plots each benchmark's current median as a percentage of the
+// baseline's (100%), in horizontal bars with the current 95% interval.
+func Check(c *check.Check) (*plot.Plot, error) {
+	if c.Baseline == nil {
+		return nil, errors.New("a check without a baseline has nothing to compare: plot the output of check --baseline FILE --format json")
+	}
+	var names []string
+	var base, cur plotter.Values
+	var errs plotter.XErrors
+	for _, s := range c.Scenarios {
+		for _, cmp := range s.Comparisons {
+			if cmp.Base == nil || cmp.Cur == nil || cmp.Base.Median <= 0 {
+				continue
+			}
+			names = append(names, shortName(s.Name, cmp.Benchmark, cmp.Verdict))
+			base = append(base, 100)
+			pct := 100 * cmp.Cur.Median / cmp.Base.Median
+			cur = append(cur, pct)
+			lo, hi := pct, pct
+			if cmp.Cur.Lo != nil {
+				lo, hi = 100**cmp.Cur.Lo/cmp.Base.Median, 100**cmp.Cur.Hi/cmp.Base.Median
+			}
+			errs = append(errs, struct{ Low, High float64 }{pct - lo, hi - pct})
+		}
+	}
+	if len(names) == 0 {
+		return nil, errors.New("no benchmark is in both the baseline and the current run")
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("devbulk check: kernel %s against baseline %s", c.Current.Meta.Kernel, c.Baseline.Kernel)
+	p.X.Label.Text = fmt.Sprintf("time per device or namespace, %% of the baseline's median (threshold %g%%)", c.Threshold)
+	p.Legend.Top = true
+	w := vg.Points(7)
+	bb, err := plotter.NewBarChart(base, w)
+	if err != nil {
+		return nil, err
+	}
+	cb, err := plotter.NewBarChart(cur, w)
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range []*plotter.BarChart{bb, cb} {
+		b.Horizontal = true
+		b.LineStyle.Width = vg.Length(0)
+		b.Color = plotutil.Color(i)
+		b.Offset = vg.Length(i-1) * w // current bars centred on their row, for the interval
+	}
+	// The interval, drawn at the current bars' centres.
+	pts := make(plotter.XYs, len(cur))
+	for i := range cur {
+		pts[i].X, pts[i].Y = cur[i], float64(i)
+	}
+	eb, err := plotter.NewXErrorBars(struct {
+		plotter.XYer
+		plotter.XErrorer
+	}{pts, errs})
+	if err != nil {
+		return nil, err
+	}
+	p.Add(bb, cb, eb, plotter.NewGrid())
+	p.X.Min, p.X.Max = 0, p.X.Max*1.35 // room on the right for the legend
+	var ticks []plot.Tick
+	for v := 0.0; v <= p.X.Max; v += 50 {
+		t := plot.Tick{Value: v}
+		if int(v)%100 == 0 {
+			t.Label = fmt.Sprintf("%.0f%%", v)
+		}
+		ticks = append(ticks, t)
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Legend.Add("baseline (100%)", bb)
+	p.Legend.Add("current, with its 95% interval", cb)
+	p.NominalY(names...)
+	p.Y.Tick.Label.Font.Size = vg.Points(8)
+	return p, nil
+}
+
+// shortName labels a benchmark: the scenario, then the name's values
+// without their keys.
+func shortName(scenario, bench, verdict string) string {
+	parts := strings.Split(bench, "/")
+	for i, part := range parts {
+		if _, v, ok := strings.Cut(part, "="); ok {
+			parts[i] = v
+		}
+	}
+	label := scenario + ": " + strings.Join(parts, " ")
+	if verdict == check.Regression || verdict == check.Improvement {
+		label += " (" + verdict + ")"
+	}
+	return label
+}
+
+// Size is the drawing size of a chart: taller for many bars.
+func Size(p *plot.Plot) (vg.Length, vg.Length) {
+	h := 5 * vg.Inch
+	if n := len(p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max)); n > 20 {
+		h = vg.Length(n) * vg.Points(16)
+	}
+	return 9 * vg.Inch, h
+}
+
+// WriteSVG writes the chart as SVG, with its fonts embedded: the text was
+// laid out with their metrics, and a browser's substitute font would run
+// past the edges.
+func WriteSVG(w io.Writer, p *plot.Plot) error {
+	width, height := Size(p)
+	c := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
+	p.Draw(draw.New(c))
+	_, err := c.WriteTo(w)
+	return err
+}
+
+// FromDocument draws any devbulk result document: a bench report, a netns
+// report, or a check with a baseline (check --format json).
+func FromDocument(b []byte) (*plot.Plot, error) {
+	var probe struct {
+		Tool     string          `json:"tool"`
+		Scenario string          `json:"scenario"`
+		Kind     string          `json:"kind"`
+		Current  json.RawMessage `json:"current"`
+		Meta     json.RawMessage `json:"meta"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("not a JSON result document: %w", err)
+	}
+	dec := func(v any) error { return json.NewDecoder(bytes.NewReader(b)).Decode(v) }
+	switch {
+	case probe.Current != nil:
+		var c check.Check
+		if err := dec(&c); err != nil {
+			return nil, err
+		}
+		return Check(&c)
+	case probe.Meta != nil:
+		return nil, errors.New("a check results document (--save) has no comparison: plot the output of check --baseline FILE --format json")
+	case probe.Tool == "devbulk" && probe.Scenario != "":
+		var r netnsbench.Report
+		if err := dec(&r); err != nil {
+			return nil, err
+		}
+		return Netns(&r)
+	case probe.Tool == "devbulk" && probe.Kind != "":
+		var r batch.Report
+		if err := dec(&r); err != nil {
+			return nil, err
+		}
+		return Bench(&r)
+	}
+	return nil, errors.New("not a devbulk result document (bench --json, netns --json or check --baseline --format json)")
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// logTicks labels 1, 2 and 5 times each power of ten (plot.LogTicks labels
+// only the powers, which leaves a range under one decade unlabelled).
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+		for m := 1; m < 10; m++ {
+			v := float64(m) * math.Pow(10, e)
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}

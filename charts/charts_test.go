@@ -1,0 +1,91 @@
+package charts
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// svgTexts parses an SVG document and returns its root element's name and
+// every text it draws.
+func svgTexts(t *testing.T, b []byte) (string, []string) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	root, inText := "", false
+	var texts []string
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = tok.Name.Local
+			}
+			inText = tok.Name.Local == "text"
+		case xml.CharData:
+			if inText {
+				texts = append(texts, string(tok))
+			}
+		case xml.EndElement:
+			inText = false
+		}
+	}
+	return root, texts
+}
+
+// Each fixture draws as an SVG with its title, both axis labels and the
+// legend's entries. DEVBULK_CHARTS_DIR=DIR also writes the SVGs there, to
+// look at.
+func TestCharts(t *testing.T) {
+	for file, want := range map[string][]string{
+		"bench.json": {"devbulk bench: ifb", "devices per cycle (N)", "ms per device (median of repeats)",
+			"create pipelined", "delete group", "delete netns", "iproute2 delete ip link del group", "1000", "0.2"},
+		"netns.json": {"devbulk netns churn", "time since start (s)", "backlog (namespaces released, not yet freed)",
+			"direct, 2×300, lo-up", "exec, 2×300, lo-up"},
+		"check.json": {"devbulk check: kernel", "% of the baseline's median (threshold 10%)", "baseline (100%)",
+			"current, with its 95% interval", "ifb: Delete ifb group 200 (regression)"},
+	} {
+		b, err := os.ReadFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := FromDocument(b)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		var svg bytes.Buffer
+		if err := WriteSVG(&svg, p); err != nil {
+			t.Fatal(err)
+		}
+		root, texts := svgTexts(t, svg.Bytes())
+		if root != "svg" {
+			t.Errorf("%s: root element %q", file, root)
+		}
+		all := strings.Join(texts, "\n")
+		for _, w := range want {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s: no text %q in the chart; texts:\n%s", file, w, all)
+			}
+		}
+		if dir := os.Getenv("DEVBULK_CHARTS_DIR"); dir != "" {
+			os.WriteFile(filepath.Join(dir, strings.TrimSuffix(file, ".json")+".svg"), svg.Bytes(), 0o644)
+		}
+	}
+}
+
+func TestNotAResultDocument(t *testing.T) {
+	for _, doc := range []string{`{"tool":"other"}`, `[1,2]`, `{"meta":{"tool":"devbulk"},"scenarios":[]}`} {
+		if _, err := FromDocument([]byte(doc)); err == nil {
+			t.Errorf("%s: drawn", doc)
+		}
+	}
+}

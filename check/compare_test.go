@@ -1,0 +1,219 @@
+package check
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/devbulk/devbulk/batch"
+	"golang.org/x/perf/benchfmt"
+)
+
+// lines makes one benchmark's repetitions with the given ns/op values.
+func lines(name string, vals ...float64) []Line {
+	var out []Line
+	for _, v := range vals {
+		out = append(out, Line{Name: name, Iters: 1000, Values: []Value{{v, UnitNsPerOp}, {1e9 / v, UnitDevPerSec}}})
+	}
+	return out
+}
+
+func results(kernel string, scenarios ...Scenario) *Results {
+	return &Results{Meta: Meta{Header: batch.Header{Tool: "devbulk", Version: "test", Kernel: kernel, CPUs: 2, Date: "2026-12-02T00:00:00Z"},
+		CPUModel: "Test CPU", Suite: "fixture"}, Scenarios: scenarios}
+}
+
+const group = "Delete/kind=dummy/strategy=group/n=1000"
+
+func verdictOf(t *testing.T, c *Check, scenario, bench string) Comparison {
+	t.Helper()
+	for _, s := range c.Scenarios {
+		for _, cmp := range s.Comparisons {
+			if s.Name == scenario && cmp.Benchmark == bench {
+				return cmp
+			}
+		}
+	}
+	t.Fatalf("no comparison of %s %s", scenario, bench)
+	return Comparison{}
+}
+
+func TestCompare(t *testing.T) {
+	base := lines(group, 300, 310, 305, 298, 302, 307)
+	for _, tc := range []struct {
+		name    string
+		cur     []Line
+		verdict string
+		failed  bool
+	}{
+		{"a clear regression", lines(group, 450, 460, 455, 470, 452, 449), Regression, true},
+		{"noise", lines(group, 296, 312, 301, 309, 299, 304), Same, false},
+		{"significant but within the threshold", lines(group, 315, 318, 316, 320, 317, 319), Same, false},
+		{"an improvement", lines(group, 150, 152, 149, 151, 150, 153), Improvement, false},
+		{"too few repetitions to tell", lines(group, 450, 460), Same, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Compare(results("a", Scenario{Name: "dummy", Lines: base}), results("b", Scenario{Name: "dummy", Lines: tc.cur}), 10)
+			cmp := verdictOf(t, c, "dummy", group)
+			if cmp.Verdict != tc.verdict || c.Failed() != tc.failed {
+				t.Errorf("verdict %s (failed %v), want %s (%v): delta %+.1f%% p=%.3f", cmp.Verdict, c.Failed(), tc.verdict, tc.failed, cmp.DeltaPct, cmp.P)
+			}
+			if want := map[bool]int{true: ExitFail, false: ExitPass}[tc.failed]; c.ExitCode() != want {
+				t.Errorf("exit code %d, want %d", c.ExitCode(), want)
+			}
+		})
+	}
+}
+
+func TestCompareMissingNewSkippedFailed(t *testing.T) {
+	const netns = "Delete/kind=dummy/strategy=netns/n=1000"
+	base := results("a",
+		Scenario{Name: "dummy", Lines: append(lines(group, 300, 301, 302), lines(netns, 400, 401, 402)...)},
+		Scenario{Name: "vlan", Lines: lines(group, 1, 2, 3)})
+	cur := results("b",
+		Scenario{Name: "dummy", Lines: append(lines(group, 300, 301, 302), lines("Delete/kind=dummy/strategy=module/n=1000", 5, 6, 7)...)},
+		Scenario{Name: "vlan", Skip: "vlan: no 8021q"},
+		Scenario{Name: "gre", Error: "EEXIST"})
+	c := Compare(base, cur, 10)
+	if v := verdictOf(t, c, "dummy", netns); v.Verdict != Missing || v.Base == nil || v.Cur != nil {
+		t.Errorf("a benchmark gone from the current run: %+v", v)
+	}
+	if v := verdictOf(t, c, "dummy", "Delete/kind=dummy/strategy=module/n=1000"); v.Verdict != New {
+		t.Errorf("a benchmark new in the current run: %+v", v)
+	}
+	if !c.Scenarios[0].Failed() || c.Scenarios[1].Failed() || !c.Scenarios[2].Failed() {
+		t.Errorf("failed: missing %v, skipped %v, errored %v", c.Scenarios[0].Failed(), c.Scenarios[1].Failed(), c.Scenarios[2].Failed())
+	}
+	if c.ExitCode() != ExitFail {
+		t.Errorf("exit code %d", c.ExitCode())
+	}
+	allSkipped := Compare(nil, results("b", Scenario{Name: "vlan", Skip: "no 8021q"}), 10)
+	if allSkipped.ExitCode() != ExitSkip {
+		t.Errorf("nothing ran: exit code %d, want %d", allSkipped.ExitCode(), ExitSkip)
+	}
+}
+
+var (
+	ktapResult = regexp.MustCompile(`^(ok|not ok) (\d+) ([A-Za-z0-9_-]+)( # SKIP \S.*)?$`)
+	ktapDiag   = regexp.MustCompile(`^# (\S+)( [a-z_]+=\S+)+$`)
+)
+
+// parseKTAP checks KTAP version 1 structure and returns the results by
+// test name ("ok", "not ok", "skip") and the diagnostics lines.
+func parseKTAP(t *testing.T, out string) (map[string]string, []string) {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(out))
+	if !sc.Scan() || sc.Text() != "KTAP version 1" {
+		t.Fatalf("first line %q, want KTAP version 1", sc.Text())
+	}
+	plan, next := -1, 1
+	res := map[string]string{}
+	var diags []string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "1.."):
+			if plan >= 0 || next != 1 {
+				t.Errorf("plan %q misplaced", line)
+			}
+			fmt.Sscanf(line, "1..%d", &plan)
+		case strings.HasPrefix(line, "# "):
+			diags = append(diags, line)
+		default:
+			m := ktapResult.FindStringSubmatch(line)
+			if m == nil {
+				t.Fatalf("not a KTAP line: %q", line)
+			}
+			if m[2] != fmt.Sprint(next) {
+				t.Errorf("test number %s, want %d", m[2], next)
+			}
+			next++
+			res[m[3]] = m[1]
+			if m[4] != "" {
+				res[m[3]] = "skip"
+			}
+		}
+	}
+	if plan != next-1 {
+		t.Errorf("plan 1..%d, %d results", plan, next-1)
+	}
+	return res, diags
+}
+
+func TestKTAP(t *testing.T) {
+	base := results("a", Scenario{Name: "dummy", Lines: lines(group, 300, 310, 305, 298, 302, 307)},
+		Scenario{Name: "ifb", Lines: lines(group, 300, 310, 305, 298, 302, 307)})
+	cur := results("b", Scenario{Name: "dummy", Lines: lines(group, 450, 460, 455, 470, 452, 449)},
+		Scenario{Name: "ifb", Lines: lines(group, 296, 312, 301, 309, 299, 304)},
+		Scenario{Name: "vlan", Skip: "vlan: the kernel has no 8021q\nmodule"})
+	var b bytes.Buffer
+	if err := Compare(base, cur, 10).WriteKTAP(&b); err != nil {
+		t.Fatal(err)
+	}
+	res, diags := parseKTAP(t, b.String())
+	if res["dummy"] != "not ok" || res["ifb"] != "ok" || res["vlan"] != "skip" {
+		t.Errorf("results %v\n%s", res, b.String())
+	}
+	regressed := false
+	for _, d := range diags {
+		if !strings.HasPrefix(d, "# Totals:") && !ktapDiag.MatchString(d) {
+			t.Errorf("diagnostic not `# key=value`: %q", d)
+		}
+		regressed = regressed || strings.HasPrefix(d, "# dummy benchmark="+group) && strings.Contains(d, " verdict=regression")
+	}
+	if !regressed {
+		t.Errorf("no regression diagnostic for dummy:\n%s", b.String())
+	}
+}
+
+// The benchstat output reads back with benchfmt, and benchstat itself
+// (go tool benchstat, pinned in go.mod) compares two kernels in one table.
+func TestBenchstat(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, r *Results) string {
+		var b bytes.Buffer
+		if err := WriteBenchstat(&b, r.Meta, r.Scenarios); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	old := write("old.txt", results("6.1.0", Scenario{Name: "dummy", Lines: lines(group, 300, 310, 305, 298, 302, 307)}))
+	cur := write("new.txt", results("6.18.0", Scenario{Name: "dummy", Lines: lines(group, 450, 460, 455, 470, 452, 449)}))
+
+	f, _ := os.Open(cur)
+	defer f.Close()
+	rd := benchfmt.NewReader(f, cur)
+	n := 0
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.Result:
+			n++
+			if v, ok := rec.Value("sec/op"); rec.Name.String() != group || rec.Iters != 1000 || !ok || v < 449e-9 { // benchfmt tidies ns/op
+				t.Errorf("read back %s %d %v", rec.Name, rec.Iters, rec.Values)
+			}
+		case *benchfmt.SyntaxError:
+			t.Errorf("syntax error: %v", rec)
+		}
+	}
+	if n != 6 || rd.Units().GetBetter("dev/s") != 1 {
+		t.Errorf("%d results, dev/s better %d", n, rd.Units().GetBetter("dev/s"))
+	}
+
+	out, err := exec.Command("go", "tool", "benchstat", old, cur).CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`(?m)^Delete/kind=dummy/strategy=group/n=1000\s.*\+4\d\.\d+% \(p=0\.002 n=6\)`).Match(out) {
+		t.Errorf("benchstat did not compare the kernels in one row:\n%s", out)
+	}
+}

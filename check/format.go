@@ -1,0 +1,171 @@
+package check
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/devbulk/devbulk/batch"
+	"golang.org/x/perf/benchfmt"
+)
+
+// WriteTable prints the check for people: one row per benchmark, the
+// medians with their 95% interval, the change, p and the verdict.
+func (c *Check) WriteTable(w io.Writer) error {
+	m := c.Current.Meta
+	fmt.Fprintf(w, "devbulk %s  suite %s  kernel %s  %d CPUs  %s\n", m.Version, m.Suite, m.Kernel, m.CPUs, m.CPUModel)
+	if c.Baseline != nil {
+		fmt.Fprintf(w, "baseline: kernel %s, %s, %s; threshold %g%%\n", c.Baseline.Kernel, c.Baseline.CPUModel, c.Baseline.Date, c.Threshold)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\tbenchmark\tbaseline\tcurrent\tdelta\tp\tverdict")
+	for _, s := range c.Scenarios {
+		switch {
+		case s.Skip != "":
+			fmt.Fprintf(tw, "%s\t-\t\t\t\t\tSKIP: %s\n", s.Name, s.Skip)
+			continue
+		case s.Error != "":
+			fmt.Fprintf(tw, "%s\t-\t\t\t\t\tFAILED: %s\n", s.Name, oneLine(s.Error))
+		}
+		for _, cmp := range s.Comparisons {
+			delta, p := "", ""
+			if cmp.Base != nil && cmp.Cur != nil {
+				delta, p = fmt.Sprintf("%+.1f%%", cmp.DeltaPct), fmt.Sprintf("%.3f", cmp.P)
+				if cmp.Verdict == Same && cmp.P >= cmp.Alpha {
+					delta = "~"
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, cmp.Benchmark, cell(cmp.Base), cell(cmp.Cur), delta, p, cmp.Verdict)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nper device (or namespace; Drain: per run): median ± 95%% interval (n); "+
+		"regression = slower with p < 0.05 (Mann-Whitney U) and by more than the threshold\n")
+	return err
+}
+
+func cell(s *Summary) string {
+	if s == nil {
+		return "-"
+	}
+	if r, ok := s.Range(); ok {
+		return fmt.Sprintf("%s ±%.0f%% (%d)", batch.FormatNS(int64(s.Median)), r, s.N)
+	}
+	return fmt.Sprintf("%s ±∞ (%d)", batch.FormatNS(int64(s.Median)), s.N)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// WriteKTAP prints the check as KTAP version 1, one test per scenario,
+// with each benchmark as `# key=value` diagnostics before its result line,
+// for kselftest runners. ExitCode gives the matching exit status.
+func (c *Check) WriteKTAP(w io.Writer) error {
+	m := c.Current.Meta
+	fmt.Fprintln(w, "KTAP version 1")
+	fmt.Fprintf(w, "# devbulk=%s suite=%s kernel=%s cpus=%d threshold_pct=%g\n", m.Version, m.Suite, m.Kernel, m.CPUs, c.Threshold)
+	if c.Baseline != nil {
+		fmt.Fprintf(w, "# baseline_kernel=%s baseline_date=%s\n", c.Baseline.Kernel, c.Baseline.Date)
+	}
+	fmt.Fprintf(w, "1..%d\n", len(c.Scenarios))
+	for i, s := range c.Scenarios {
+		for _, cmp := range s.Comparisons {
+			fmt.Fprintf(w, "# %s benchmark=%s unit=%s", s.Name, cmp.Benchmark, cmp.Unit)
+			if cmp.Base != nil {
+				fmt.Fprintf(w, " baseline=%.0f", cmp.Base.Median)
+			}
+			if cmp.Cur != nil {
+				fmt.Fprintf(w, " current=%.0f n=%d", cmp.Cur.Median, cmp.Cur.N)
+			}
+			if cmp.Base != nil && cmp.Cur != nil {
+				fmt.Fprintf(w, " delta_pct=%+.1f p=%.3f", cmp.DeltaPct, cmp.P)
+			}
+			if cmp.Verdict != "" {
+				fmt.Fprintf(w, " verdict=%s", cmp.Verdict)
+			}
+			fmt.Fprintln(w)
+		}
+		switch {
+		case s.Skip != "":
+			fmt.Fprintf(w, "ok %d %s # SKIP %s\n", i+1, s.Name, oneLine(s.Skip))
+		case s.Failed():
+			if s.Error != "" {
+				fmt.Fprintf(w, "# %s error=%q\n", s.Name, oneLine(s.Error))
+			}
+			fmt.Fprintf(w, "not ok %d %s\n", i+1, s.Name)
+		default:
+			fmt.Fprintf(w, "ok %d %s\n", i+1, s.Name)
+		}
+	}
+	pass, fail, skip := c.counts()
+	_, err := fmt.Fprintf(w, "# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n", pass, fail, skip)
+	return err
+}
+
+func (c *Check) counts() (pass, fail, skip int) {
+	for i := range c.Scenarios {
+		switch s := &c.Scenarios[i]; {
+		case s.Skip != "":
+			skip++
+		case s.Failed():
+			fail++
+		default:
+			pass++
+		}
+	}
+	return
+}
+
+// Exit statuses, as kselftest has them.
+const (
+	ExitPass = 0
+	ExitFail = 1
+	ExitSkip = 4
+)
+
+// ExitCode is the kselftest exit status of the check: 1 when a scenario
+// failed, 4 when none could run, else 0.
+func (c *Check) ExitCode() int {
+	switch {
+	case c.Failed():
+		return ExitFail
+	case c.AllSkipped():
+		return ExitSkip
+	}
+	return ExitPass
+}
+
+// WriteBenchstat writes results in the Go benchmark format, which
+// `benchstat old.txt new.txt` compares. The kernel and the date are in a
+// comment line, not in configuration lines, so that benchstat puts two
+// kernels' results in one table.
+func WriteBenchstat(w io.Writer, m Meta, scenarios []Scenario) error {
+	fmt.Fprintf(w, "devbulk %s on kernel %s, %s\n", m.Version, m.Kernel, m.Date)
+	bw := benchfmt.NewWriter(w)
+	for _, u := range []struct{ unit, better string }{{UnitNsPerOp, "lower"}, {UnitDevPerSec, "higher"}, {UnitNsPerSec, "higher"}} {
+		if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.unit, Key: "better"}, OrigUnit: u.unit, Value: u.better}); err != nil {
+			return err
+		}
+	}
+	res := &benchfmt.Result{}
+	res.SetConfig("goos", "linux")
+	res.SetConfig("cpu", m.CPUModel)
+	res.SetConfig("cpus", fmt.Sprint(m.CPUs))
+	for _, s := range scenarios {
+		for _, l := range s.Lines {
+			res.Name = benchfmt.Name(l.Name)
+			res.Iters = l.Iters
+			res.Values = res.Values[:0]
+			for _, v := range l.Values {
+				res.Values = append(res.Values, benchfmt.Value{Value: v.Value, Unit: v.Unit})
+			}
+			if err := bw.Write(res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

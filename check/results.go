@@ -1,0 +1,167 @@
+package check
+
+import (
+	"bufio"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/netnsbench"
+	"golang.org/x/sys/unix"
+)
+
+// Results is the document of one check: what ran where, and every
+// measurement. `devbulk check --save` writes it; --baseline reads it back.
+type Results struct {
+	Meta      Meta       `json:"meta"`
+	Scenarios []Scenario `json:"scenarios"`
+}
+
+// Meta describes the machine, kernel and tool of a check.
+type Meta struct {
+	batch.Header
+	// KernelConfigSHA256 is the hash of the running kernel's configuration
+	// (/proc/config.gz, else /boot/config-RELEASE); empty when unreadable.
+	KernelConfigSHA256 string `json:"kernel_config_sha256,omitempty"`
+	CPUModel           string `json:"cpu_model,omitempty"`
+	Suite              string `json:"suite"`
+}
+
+// Scenario is the outcome of one scenario of the suite.
+type Scenario struct {
+	Name string `json:"name"`
+	// Kernel is the release it ran on, when not the document's (the VM's).
+	Kernel string `json:"kernel,omitempty"`
+	// Skip says why the scenario could not run here (a kind this kernel
+	// lacks, no VM); Error why it failed.
+	Skip  string `json:"skip,omitempty"`
+	Error string `json:"error,omitempty"`
+	Lines []Line `json:"lines,omitempty"`
+}
+
+// Line is one repetition of one benchmark, as a line of the Go benchmark
+// format: Name without its "Benchmark" prefix, iterations, values.
+type Line struct {
+	Name   string  `json:"name"`
+	Iters  int     `json:"iters"`
+	Values []Value `json:"values"`
+}
+
+// Value is one measured value and its unit.
+type Value struct {
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+// NewMeta describes this machine and kernel now.
+func NewMeta(suite string) Meta { return MetaFor(batch.NewHeader(), suite) }
+
+// MetaFor completes a result document's header (made on this machine).
+func MetaFor(h batch.Header, suite string) Meta {
+	return Meta{Header: h, KernelConfigSHA256: kernelConfigHash(), CPUModel: cpuModel(), Suite: suite}
+}
+
+func kernelConfigHash() string {
+	h := sha256.New()
+	if f, err := os.Open("/proc/config.gz"); err == nil {
+		defer f.Close()
+		if z, err := gzip.NewReader(f); err == nil {
+			if _, err := io.Copy(h, z); err == nil {
+				return hex.EncodeToString(h.Sum(nil))
+			}
+		}
+		h.Reset()
+	}
+	var u unix.Utsname
+	_ = unix.Uname(&u)
+	b, err := os.ReadFile("/boot/config-" + unix.ByteSliceToString(u.Release[:]))
+	if err != nil {
+		return ""
+	}
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// Units: per-operation time (an operation is one device, or one namespace)
+// is what checks compare; the rates beside it are its inverse, for people.
+const (
+	UnitNsPerOp   = "ns/op"
+	UnitDevPerSec = "dev/s"
+	UnitNsPerSec  = "netns/s"
+)
+
+// BenchLines turns a bench report into benchmark lines, one per phase and
+// cycle: Create/... and Delete/... with kind, strategy and count, ns per
+// device and devices per second.
+func BenchLines(r *batch.Report) []Line {
+	var out []Line
+	for _, c := range r.Runs {
+		for _, p := range []*batch.Phase{&c.Create, &c.Delete, c.IPCreate, c.IPDelete} {
+			if p == nil || p.Devices == 0 || p.WallNS <= 0 || p.Failed > 0 {
+				continue
+			}
+			strategy := p.Strategy
+			if p.Tool == "iproute2" {
+				strategy = "iproute2-" + strategy
+			}
+			name := fmt.Sprintf("%s/kind=%s/strategy=%s/n=%d", title(p.Phase), r.Kind, nameValue(strategy), c.Count)
+			out = append(out, Line{Name: name, Iters: p.Devices, Values: []Value{
+				{float64(p.WallNS) / float64(p.Devices), UnitNsPerOp}, {p.DevicesPerSec, UnitDevPerSec}}})
+		}
+	}
+	return out
+}
+
+// NetnsLines turns a netns report into benchmark lines: the creation
+// (ns per namespace, namespaces per second) and, where it was seen, the
+// drain (one operation).
+func NetnsLines(r *netnsbench.Report) []Line {
+	var out []Line
+	for _, run := range r.Runs {
+		if run.Namespaces == 0 || run.CreateNS <= 0 {
+			continue
+		}
+		base := "Netns" + title(r.Scenario)
+		params := fmt.Sprintf("/mode=%s/payload=%s/workers=%d/n=%d", run.Mode, nameValue(run.Payload), run.Workers, run.Namespaces)
+		out = append(out, Line{Name: base + params, Iters: run.Namespaces, Values: []Value{
+			{float64(run.CreateNS) / float64(run.Namespaces), UnitNsPerOp}, {run.NetnsPerSec, UnitNsPerSec}}})
+		if run.DrainMethod != "" {
+			out = append(out, Line{Name: base + "Drain" + params, Iters: 1, Values: []Value{{float64(run.DrainNS), UnitNsPerOp}}})
+		}
+	}
+	return out
+}
+
+func title(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+var notNameValue = regexp.MustCompile(`[^A-Za-z0-9_.:+-]+`)
+
+// nameValue keeps a value usable inside a benchmark name: no spaces, no
+// slashes, no '='.
+func nameValue(s string) string { return notNameValue.ReplaceAllString(s, "_") }

@@ -1,0 +1,212 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/netnsbench"
+	"github.com/devbulk/devbulk/vm"
+)
+
+// RunOptions say where a suite runs.
+type RunOptions struct {
+	// VM is the kernel for the scenarios marked vm; nil skips them with
+	// VMUnavailable as the reason.
+	VM            *vm.Kernel
+	VMUnavailable string
+	// AllInVM runs every scenario in the VM (a cross-kernel check).
+	AllInVM bool
+	// Progress, when set, receives one line per scenario and repetition;
+	// Counter makes progress bars (see batch.BenchOptions).
+	Progress func(string)
+	Counter  func(label string, total int) func(done int)
+}
+
+// Run runs the suite: the VM scenarios in one VM (a single boot), the
+// others here. A scenario that fails (or whose VM failed) is recorded with
+// its error and the suite goes on; Run itself fails only when ctx ends.
+func Run(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
+	r := &Results{Meta: NewMeta(s.Name)}
+	var inVM []ScenarioSpec
+	for _, sc := range s.Scenarios {
+		if (sc.VM || o.AllInVM) && !vm.IsGuest() {
+			inVM = append(inVM, sc)
+			continue
+		}
+		res := runHere(ctx, sc, o)
+		r.Scenarios = append(r.Scenarios, res)
+		if ctx.Err() != nil {
+			return r, ctx.Err()
+		}
+	}
+	if len(inVM) == 0 {
+		return r, nil
+	}
+	if o.VM == nil {
+		for _, sc := range inVM {
+			r.Scenarios = append(r.Scenarios, Scenario{Name: sc.Name, Skip: o.VMUnavailable})
+		}
+		return r, nil
+	}
+	guest, err := runInVM(ctx, &Suite{Name: s.Name, Scenarios: inVM}, o)
+	if ctx.Err() != nil {
+		return r, ctx.Err()
+	}
+	if err != nil { // the VM's scenarios fail; the others stand
+		for _, sc := range inVM {
+			r.Scenarios = append(r.Scenarios, Scenario{Name: sc.Name, Error: err.Error()})
+		}
+		return r, nil
+	}
+	for _, sc := range guest.Scenarios {
+		sc.Kernel = guest.Meta.Kernel
+		r.Scenarios = append(r.Scenarios, sc)
+	}
+	if o.AllInVM {
+		r.Meta = guest.Meta
+		r.Meta.Suite = s.Name
+	}
+	return r, nil
+}
+
+// runHere runs one scenario on this kernel, Repeat times.
+func runHere(ctx context.Context, sc ScenarioSpec, o RunOptions) Scenario {
+	res := Scenario{Name: sc.Name}
+	var err error
+	switch {
+	case sc.Bench != nil:
+		res.Lines, res.Skip, err = runBench(ctx, sc, o)
+	default:
+		res.Lines, err = runNetns(ctx, sc, o)
+	}
+	if errors.Is(err, batch.ErrUnsupported) {
+		res.Skip, err = err.Error(), nil
+	}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res
+}
+
+func runBench(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, string, error) {
+	o, err := sc.Bench.options()
+	if err != nil {
+		return nil, "", err
+	}
+	sup, err := devices.Probe(o.Kind, devices.Dummy, devices.Ifb)
+	if err != nil {
+		return nil, "", err
+	}
+	works := map[string]bool{}
+	for _, s := range sup {
+		works[s.Kind.Name] = s.OK
+		if s.Kind == o.Kind && !s.OK {
+			return nil, fmt.Sprintf("%s: %s", o.Kind.Name, s.Reason), nil
+		}
+	}
+	for _, d := range o.Deletes {
+		if d == batch.DeleteModule {
+			if err := batch.ModuleLoaded(o.Kind); err != nil {
+				return nil, err.Error(), nil
+			}
+		}
+	}
+	o.Lower = devices.LowerKind(works)
+	o.Repeat = sc.Repeat
+	if ro.Progress != nil {
+		o.Progress = func(s string) { ro.Progress(sc.Name + ": " + s) }
+	}
+	o.Counter = ro.Counter
+	rep, err := batch.Bench(ctx, o)
+	if rep == nil {
+		return nil, "", err
+	}
+	return BenchLines(rep), "", err
+}
+
+func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, error) {
+	n := sc.Netns
+	var lines []Line
+	for rep := 1; rep <= sc.Repeat; rep++ {
+		if ro.Progress != nil {
+			ro.Progress(fmt.Sprintf("%s: netns %s rep %d/%d", sc.Name, n.Scenario, rep, sc.Repeat))
+		}
+		var r *netnsbench.Report
+		var err error
+		switch n.Scenario {
+		case "churn":
+			var o netnsbench.ChurnOptions
+			if o, err = n.churn(); err == nil {
+				o.Counter = ro.Counter
+				r, err = netnsbench.Churn(ctx, o)
+			}
+		case "sequential":
+			r, err = netnsbench.Sequential(ctx, n.Count)
+		case "create":
+			o := n.create()
+			o.Counter = ro.Counter
+			r, err = netnsbench.Create(ctx, o)
+		}
+		if err != nil {
+			return lines, err
+		}
+		lines = append(lines, NetnsLines(r)...)
+	}
+	return lines, nil
+}
+
+// GuestSuitePath is where the VM finds the suite it runs.
+const GuestSuitePath = "/suite.json"
+
+// runInVM boots one VM that runs `devbulk check` on the scenarios and
+// returns its results document.
+func runInVM(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
+	js, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var modules []string
+	for _, k := range devices.All() {
+		modules = append(modules, k.Module)
+	}
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf("booting %s for %d scenarios", o.VM.Release, len(s.Scenarios)))
+	}
+	var stdout, stderr bytes.Buffer
+	cfg := vm.Config{Kernel: o.VM, Modules: modules, Files: map[string][]byte{GuestSuitePath: js}}
+	code, err := vm.Run(ctx, cfg, []string{"check", "--suite", GuestSuitePath, "--format", "json", "--quiet"}, &stdout, &stderr)
+	if err != nil {
+		return nil, fmt.Errorf("VM on %s: %w", o.VM.Release, err)
+	}
+	var c Check
+	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil || c.Current == nil {
+		return nil, fmt.Errorf("VM on %s: exit %d, no results (%v): %s", o.VM.Release, code, err, tail(stderr.String()))
+	}
+	return c.Current, nil
+}
+
+// ReadResults reads a results document (a baseline).
+func ReadResults(rd io.Reader) (*Results, error) {
+	var r Results
+	dec := json.NewDecoder(rd)
+	if err := dec.Decode(&r); err != nil {
+		return nil, err
+	}
+	if r.Meta.Tool != "devbulk" {
+		return nil, errors.New("not a devbulk check results document (no meta.tool \"devbulk\")")
+	}
+	return &r, nil
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return "…" + s[len(s)-2000:]
+	}
+	return s
+}

@@ -1,0 +1,183 @@
+package check
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/netnsbench"
+)
+
+// Suite is a list of scenarios to measure, read from JSON (see the README):
+//
+//	{"name": "mine", "scenarios": [
+//	  {"name": "ifb-group", "repeat": 5, "bench": {"kind": "ifb", "count": 2000, "delete": ["group", "netns"]}},
+//	  {"name": "dummy", "vm": true, "bench": {"kind": "dummy", "count": 1000, "delete": ["group", "module"]}},
+//	  {"name": "churn", "netns": {"scenario": "churn", "workers": 2, "per_worker": 200}}]}
+type Suite struct {
+	Name      string         `json:"name"`
+	Scenarios []ScenarioSpec `json:"scenarios"`
+}
+
+// ScenarioSpec is one scenario: a bench (create→delete cycles) or a netns
+// scenario, repeated Repeat times (default 6: the fewest that give a 95%
+// confidence interval of the median; from 5 the Mann-Whitney U test can
+// call a difference significant at α=0.05).
+type ScenarioSpec struct {
+	// Name is the scenario's name in reports and KTAP: [A-Za-z0-9_-], 1..64.
+	Name string `json:"name"`
+	// VM runs the scenario in a VM on Debian's cloud kernel (devbulk vm),
+	// for kinds the host lacks.
+	VM     bool       `json:"vm,omitempty"`
+	Repeat int        `json:"repeat,omitempty"`
+	Bench  *BenchSpec `json:"bench,omitempty"`
+	Netns  *NetnsSpec `json:"netns,omitempty"`
+}
+
+// BenchSpec is `devbulk bench` with one count.
+type BenchSpec struct {
+	Kind   string   `json:"kind"`
+	Count  int      `json:"count"`
+	Create string   `json:"create,omitempty"` // default pipelined
+	Delete []string `json:"delete"`
+	Up     bool     `json:"up,omitempty"`
+}
+
+// NetnsSpec is one of the `devbulk netns` scenarios.
+type NetnsSpec struct {
+	Scenario  string `json:"scenario"` // churn, sequential or create
+	Workers   int    `json:"workers,omitempty"`
+	PerWorker int    `json:"per_worker,omitempty"`
+	Payload   string `json:"payload,omitempty"` // churn; default lo-up
+	Count     int    `json:"count,omitempty"`   // sequential, create
+	Veth      bool   `json:"veth,omitempty"`    // create
+}
+
+// DefaultRepeat is a scenario's repeat count when the suite gives none.
+const DefaultRepeat = 6
+
+//go:embed default-suite.json
+var defaultSuite []byte
+
+// DefaultSuite is the suite devbulk ships: the focus kinds in the VM, the
+// host's kinds, and the netns scenarios.
+func DefaultSuite() []byte { return bytes.Clone(defaultSuite) }
+
+var scenarioName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ParseSuite reads and checks a suite; errors name the scenario and the
+// valid range.
+func ParseSuite(r io.Reader) (*Suite, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var s Suite
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	if len(s.Scenarios) == 0 {
+		return nil, errors.New("suite: no scenarios")
+	}
+	seen := map[string]bool{}
+	for i := range s.Scenarios {
+		sc := &s.Scenarios[i]
+		if err := sc.check(); err != nil {
+			return nil, fmt.Errorf("suite: scenario %d (%q): %w", i+1, sc.Name, err)
+		}
+		if seen[sc.Name] {
+			return nil, fmt.Errorf("suite: scenario %d: name %q used twice", i+1, sc.Name)
+		}
+		seen[sc.Name] = true
+	}
+	return &s, nil
+}
+
+func (sc *ScenarioSpec) check() error {
+	if !scenarioName.MatchString(sc.Name) {
+		return errors.New("name must be 1..64 of A-Z a-z 0-9 _ - (it is a KTAP test name)")
+	}
+	if sc.Repeat == 0 {
+		sc.Repeat = DefaultRepeat
+	}
+	if sc.Repeat < 1 || sc.Repeat > 100 {
+		return fmt.Errorf("repeat %d out of range: 1..100", sc.Repeat)
+	}
+	switch {
+	case (sc.Bench == nil) == (sc.Netns == nil):
+		return errors.New("give exactly one of bench and netns")
+	case sc.Bench != nil:
+		_, err := sc.Bench.options()
+		return err
+	default:
+		return sc.Netns.check()
+	}
+}
+
+// options checks the bench and returns its options, without Lower (which
+// needs probing).
+func (b *BenchSpec) options() (batch.BenchOptions, error) {
+	k, err := devices.Lookup(b.Kind)
+	if err != nil {
+		return batch.BenchOptions{}, err
+	}
+	if b.Count < 1 || b.Count > k.MaxCount {
+		return batch.BenchOptions{}, fmt.Errorf("count %d out of range: %s takes 1..%d", b.Count, k.Name, k.MaxCount)
+	}
+	if err := k.Validate(devices.Options{Count: b.Count, Prefix: batch.Prefix, Up: b.Up}); err != nil {
+		return batch.BenchOptions{}, err
+	}
+	o := batch.BenchOptions{Kind: k, Counts: []int{b.Count}, Repeat: 1, Up: b.Up}
+	if b.Create == "" {
+		b.Create = "pipelined"
+	}
+	if o.Create, err = batch.ParseCreate(b.Create); err != nil {
+		return o, err
+	}
+	if len(b.Delete) == 0 {
+		return o, errors.New("delete: give one or more strategies")
+	}
+	for _, s := range b.Delete {
+		d, err := batch.ParseDelete(s)
+		if err != nil {
+			return o, err
+		}
+		if err := d.Applies(k, true); err != nil {
+			return o, err
+		}
+		o.Deletes = append(o.Deletes, d)
+	}
+	return o, nil
+}
+
+func (n *NetnsSpec) check() error {
+	switch n.Scenario {
+	case "churn":
+		o, err := n.churn()
+		if err != nil {
+			return err
+		}
+		return o.Check()
+	case "sequential":
+		return netnsbench.CheckCount(n.Count, 1)
+	case "create":
+		return n.create().Check()
+	}
+	return fmt.Errorf("netns scenario %q: valid are churn, sequential and create", n.Scenario)
+}
+
+func (n *NetnsSpec) churn() (netnsbench.ChurnOptions, error) {
+	if n.Workers < 1 || n.Workers > 1024 {
+		return netnsbench.ChurnOptions{}, fmt.Errorf("workers %d out of range: 1..1024", n.Workers)
+	}
+	p, err := netnsbench.ParsePayload(n.Payload)
+	return netnsbench.ChurnOptions{Workers: n.Workers, PerWorker: n.PerWorker, Payload: p}, err
+}
+
+func (n *NetnsSpec) create() netnsbench.CreateOptions {
+	return netnsbench.CreateOptions{Count: n.Count, Veth: n.Veth}
+}

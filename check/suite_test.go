@@ -1,0 +1,63 @@
+package check
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestDefaultSuiteParses(t *testing.T) {
+	s, err := ParseSuite(bytes.NewReader(DefaultSuite()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := map[string]bool{}
+	for _, sc := range s.Scenarios {
+		if sc.VM && sc.Bench != nil {
+			vm[sc.Bench.Kind] = true
+		}
+		if sc.Repeat != DefaultRepeat && sc.Repeat < 6 {
+			t.Errorf("%s: repeat %d gives no confidence interval", sc.Name, sc.Repeat)
+		}
+	}
+	for _, k := range []string{"dummy", "vlan", "ipip", "gre"} {
+		if !vm[k] {
+			t.Errorf("the default suite does not run %s in the VM", k)
+		}
+	}
+}
+
+func TestSuiteErrors(t *testing.T) {
+	for suite, want := range map[string]string{
+		`{"name":"x","scenarios":[]}`: "no scenarios",
+		`{"name":"x","scenarios":[{"name":"a b","bench":{"kind":"ifb","count":10,"delete":["group"]}}]}`:                                               "name must be 1..64 of A-Z a-z 0-9 _ -",
+		`{"name":"x","scenarios":[{"name":"a","bench":{"kind":"ifb","count":0,"delete":["group"]}}]}`:                                                  "count 0 out of range: ifb takes 1..",
+		`{"name":"x","scenarios":[{"name":"a","repeat":101,"bench":{"kind":"ifb","count":1,"delete":["group"]}}]}`:                                     "repeat 101 out of range: 1..100",
+		`{"name":"x","scenarios":[{"name":"a","bench":{"kind":"ifb","count":1,"delete":["rmmod"]}}]}`:                                                  `unknown delete strategy "rmmod"`,
+		`{"name":"x","scenarios":[{"name":"a","bench":{"kind":"wormhole","count":1,"delete":["group"]}}]}`:                                             "wormhole",
+		`{"name":"x","scenarios":[{"name":"a"}]}`:                                                                                                      "exactly one of bench and netns",
+		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"churn","workers":0,"per_worker":1}}]}`:                                              "workers 0 out of range: 1..1024",
+		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"spin"}}]}`:                                                                          "valid are churn, sequential and create",
+		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"sequential","count":2000000}}]}`:                                                    "out of range: 1..1000000",
+		`{"name":"x","scenarios":[{"name":"a","bench":{"kind":"ifb","count":1,"delete":["group"]},"speed":"ludicrous"}]}`:                              `unknown field "speed"`,
+		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"sequential","count":1}},{"name":"a","netns":{"scenario":"sequential","count":1}}]}`: `name "a" used twice`,
+	} {
+		_, err := ParseSuite(strings.NewReader(suite))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", suite, err, want)
+		}
+	}
+}
+
+func TestParseThreshold(t *testing.T) {
+	for in, want := range map[string]float64{"10%": 10, "2.5": 2.5, "0%": 0} {
+		if got, err := ParseThreshold(in); err != nil || got != want {
+			t.Errorf("%q: %v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"-1%", "ten", "10%%", "2000%", "10abc"} {
+		if _, err := ParseThreshold(in); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+}

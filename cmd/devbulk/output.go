@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/devbulk/devbulk/charts"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"gonum.org/v1/plot"
+)
+
+var (
+	svgFlag   = &cli.StringFlag{Name: "svg", Usage: "also draw the result as an SVG chart in `FILE` (see devbulk plot)"}
+	quietFlag = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr"}
+)
+
+// formatFlag is --format with the given choices, the first the default.
+func formatFlag(choices ...string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "format", Value: choices[0], Usage: "output: " + strings.Join(choices, ", ")}
+}
+
+// outputFormat reads --format (--json is --format json), checked against
+// the command's choices.
+func outputFormat(c *cli.Context, choices ...string) (string, error) {
+	f := c.String("format")
+	if c.Bool("json") {
+		if c.IsSet("format") && f != "json" {
+			return "", usagef("--json and --format %s: choose one", f)
+		}
+		return "json", nil
+	}
+	if !slices.Contains(choices, f) {
+		return "", usagef("--format %q: valid are %s", f, strings.Join(choices, ", "))
+	}
+	return f, nil
+}
+
+// progress returns a progress printer for stderr when it is a terminal and
+// --quiet is not given, else nil.
+func progress(c *cli.Context) func(string) {
+	if c.Bool("quiet") || !isTerminal(2) {
+		return nil
+	}
+	return func(s string) { fmt.Fprintf(os.Stderr, "devbulk: %s\n", s) }
+}
+
+// counter returns a maker of progress bars on stderr, under the same
+// conditions as progress. A bar ends when it reaches its total.
+func counter(c *cli.Context) func(label string, total int) func(done int) {
+	if c.Bool("quiet") || !isTerminal(2) {
+		return nil
+	}
+	return func(label string, total int) func(int) {
+		bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
+			progressbar.OptionSetDescription("devbulk: "+label), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		return func(done int) { _ = bar.Set(done) }
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeSVG draws the chart into --svg's file, when given.
+func writeSVG(c *cli.Context, draw func() (*plot.Plot, error)) error {
+	path := c.String("svg")
+	if path == "" {
+		return nil
+	}
+	p, err := draw()
+	if err != nil {
+		return fmt.Errorf("--svg: %w", err)
+	}
+	return writeFile(path, func(w io.Writer) error { return charts.WriteSVG(w, p) })
+}
+
+// writeFile creates path and fills it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

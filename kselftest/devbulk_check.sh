@@ -1,0 +1,32 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# kselftest wrapper for devbulk check: bulk device and netns teardown
+# regression checks, reported as KTAP. Copy this directory to
+# tools/testing/selftests/devbulk/ (or run it from here).
+#
+# Environment:
+#   DEVBULK            the devbulk binary (default: devbulk on PATH)
+#   DEVBULK_SUITE      a suite file (default: devbulk's own suite)
+#   DEVBULK_BASELINE   results saved by `devbulk check --save` to compare with
+#   DEVBULK_THRESHOLD  smallest slowdown that fails, e.g. 20% (default 10%)
+#
+# Exit: 0 pass, 1 a scenario failed or regressed, 4 skip (kselftest's codes).
+
+ksft_skip=4
+DEVBULK=${DEVBULK:-devbulk}
+
+skip() {
+	echo "KTAP version 1"
+	echo "1..0 # SKIP $*"
+	exit $ksft_skip
+}
+
+command -v "$DEVBULK" >/dev/null 2>&1 || skip "devbulk not found (set DEVBULK)"
+[ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN)"
+
+set -- --format ktap --quiet "$@"
+[ -n "$DEVBULK_SUITE" ] && set -- "$@" --suite "$DEVBULK_SUITE"
+[ -n "$DEVBULK_BASELINE" ] && set -- "$@" --baseline "$DEVBULK_BASELINE"
+[ -n "$DEVBULK_THRESHOLD" ] && set -- "$@" --threshold "$DEVBULK_THRESHOLD"
+exec "$DEVBULK" check "$@"

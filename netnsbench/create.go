@@ -1,0 +1,114 @@
+package netnsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/vishvananda/netns"
+)
+
+// CreateOptions describe `netns create`: Count namespaces made one after
+// the other and all kept, each bind-mounted under MountDir, with a veth
+// pair to the run's parent namespace when Veth; then all released.
+type CreateOptions struct {
+	Count int
+	Veth  bool
+	// Step is the rate curve's step in namespaces (default Count/20, at
+	// least 1).
+	Step        int
+	SampleEvery time.Duration
+	// Counter, when set, makes a counter of the namespaces created.
+	Counter func(label string, total int) func(done int)
+}
+
+// Check refuses options out of range, before anything is made.
+func (o CreateOptions) Check() error {
+	if o.Step < 0 || o.Step > o.Count {
+		return fmt.Errorf("step %d out of range: 1..%d (the count)", o.Step, o.Count)
+	}
+	alive := o.Count // and the veth peers' parent
+	if o.Veth {
+		alive++
+	}
+	return CheckCount(o.Count, alive)
+}
+
+// Create makes and keeps o.Count namespaces, recording the creation rate
+// every o.Step, then releases them all and measures the drain. Whatever it
+// made is released before it returns, on error and on cancellation too; a
+// devbulk killed meanwhile leaves mounts that Cleanup removes.
+func Create(ctx context.Context, o CreateOptions) (*Report, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	step := o.Step
+	if step <= 0 {
+		step = max(1, o.Count/20)
+	}
+	parent := netns.None()
+	if o.Veth {
+		var err error
+		if parent, err = nsthread.New(); err != nil {
+			return nil, err
+		}
+		defer parent.Close()
+	}
+	m, err := newMountRun()
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Header: batch.NewHeader(), Scenario: "create"}
+	run := Run{Mode: "direct", Workers: 1, PerWorker: o.Count, Namespaces: o.Count, Payload: "none"}
+	if o.Veth {
+		run.Payload = "veth"
+	}
+	var created, released atomic.Int64
+	body := func() error {
+		start, last := time.Now(), time.Now()
+		err := inFreshNamespaces(ctx, o.Count, &created, nil, func(i int) error {
+			if err := m.keep(i); err != nil {
+				return err
+			}
+			if o.Veth {
+				if err := vethToParent(parent, i); err != nil {
+					return err
+				}
+			}
+			if n := i + 1; n%step == 0 || n == o.Count {
+				now := time.Now()
+				run.Rate = append(run.Rate, RatePoint{Created: n, TNS: now.Sub(start).Nanoseconds(),
+					NetnsPerSec: float64(n-prevCreated(run.Rate)) / now.Sub(last).Seconds()})
+				last = now
+			}
+			return nil
+		})
+		return errors.Join(err, ctx.Err())
+	}
+	release := func() error {
+		for i := range int(created.Load()) {
+			if err := m.release(i); err != nil {
+				return err
+			}
+			released.Add(1)
+		}
+		return nil
+	}
+	err = measure(ctx, &run, body, release, &created, &released, o.SampleEvery, counter(o.Counter, "create", o.Count))
+	if _, rerr := m.remove(); rerr != nil { // after a failed release: whatever is left
+		err = errors.Join(err, rerr)
+	}
+	r.Runs = append(r.Runs, run)
+	return r, err
+}
+
+func prevCreated(rate []RatePoint) int {
+	if len(rate) == 0 {
+		return 0
+	}
+	return rate[len(rate)-1].Created
+}

@@ -1,0 +1,152 @@
+package tests
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/devbulk/devbulk/check"
+	"golang.org/x/perf/benchfmt"
+)
+
+const e2eSuite = `{"name": "e2e", "scenarios": [
+  {"name": "ifb", "bench": {"kind": "ifb", "count": 100, "delete": ["group"]}},
+  {"name": "churn", "netns": {"scenario": "churn", "workers": 2, "per_worker": 20}},
+  {"name": "dummy", "bench": {"kind": "dummy", "count": 10, "delete": ["group"]}}
+]}`
+
+// scaleBaseline writes a copy of a saved baseline with every time scaled.
+func scaleBaseline(t *testing.T, from, to string, f float64) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r check.Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.Scenarios {
+		for j := range r.Scenarios[i].Lines {
+			for k, v := range r.Scenarios[i].Lines[j].Values {
+				if v.Unit == check.UnitNsPerOp {
+					r.Scenarios[i].Lines[j].Values[k].Value *= f
+				}
+			}
+		}
+	}
+	if b, err = json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// One suite saved as a baseline, then checked against copies of it that
+// were twice as fast (a regression: exit 1, KTAP "not ok") and twice as
+// slow (an improvement: exit 0), on this kernel.
+func TestCheckEndToEnd(t *testing.T) {
+	needKind(t, "ifb")
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "suite.json")
+	if err := os.WriteFile(suite, []byte(e2eSuite), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(dir, "base.json")
+	r := run(t, dir, "check", "--suite", suite, "--save", base, "--format", "ktap")
+	if r.code != 0 {
+		t.Fatalf("check --save: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	skip := "ok 3 dummy # SKIP "
+	if probe["dummy"] {
+		skip = "ok 3 dummy"
+	}
+	for _, want := range []string{"KTAP version 1\n", "\n1..3\n", "\nok 1 ifb\n", "\nok 2 churn\n", "\n" + skip} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("check --save --format ktap: no %q in\n%s", want, r.stdout)
+		}
+	}
+
+	fast, slow := filepath.Join(dir, "fast.json"), filepath.Join(dir, "slow.json")
+	scaleBaseline(t, base, fast, 0.5)
+	scaleBaseline(t, base, slow, 2)
+	r = run(t, dir, "check", "--suite", suite, "--baseline", fast, "--format", "ktap")
+	if r.code != 1 || !strings.Contains(r.stdout, "\nnot ok 1 ifb\n") || !strings.Contains(r.stdout, "\nnot ok 2 churn\n") ||
+		!regexp.MustCompile(`# ifb benchmark=Delete/kind=ifb/strategy=group/n=100 .* verdict=regression`).MatchString(r.stdout) {
+		t.Errorf("against a baseline twice as fast: exit %d (want 1)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	svg := filepath.Join(dir, "check.svg")
+	r = run(t, dir, "check", "--suite", suite, "--baseline", slow, "--format", "benchstat", "--svg", svg)
+	if r.code != 0 {
+		t.Fatalf("against a baseline twice as slow: exit %d (want 0)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	rd := benchfmt.NewReader(strings.NewReader(r.stdout), "stdout")
+	names := map[string]bool{}
+	for rd.Scan() {
+		if res, ok := rd.Result().(*benchfmt.Result); ok {
+			names[string(res.Name.Base())] = true
+		}
+	}
+	if !names["Create"] || !names["Delete"] || !names["NetnsChurn"] || !names["NetnsChurnDrain"] {
+		t.Errorf("benchstat output: benchmarks %v\n%s", names, r.stdout)
+	}
+	if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), "<svg") {
+		t.Errorf("--svg: %v", err)
+	}
+	if r := run(t, dir, "plot", base); r.code != 2 || !strings.Contains(r.stderr, "has no comparison") {
+		t.Errorf("plot of a saved baseline: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+func TestCheckBadInput(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"name":"x","scenarios":[{"name":"a","bench":{"kind":"ifb","count":0,"delete":["group"]}}]}`), 0o644)
+	notBase := filepath.Join(dir, "notbase.json")
+	os.WriteFile(notBase, []byte(`{"tool":"other"}`), 0o644)
+	for args, want := range map[string]string{
+		"check --suite " + bad:        "count 0 out of range: ifb takes 1..",
+		"check --suite /nonexistent":  "no such file",
+		"check --threshold ten":       `threshold "ten" out of range: 0%..1000%`,
+		"check --format xml":          `--format "xml": valid are table, json, ktap, benchstat`,
+		"check --baseline " + notBase: "not a devbulk check results document",
+		"check --svg x.svg":           "--svg draws the comparison",
+		"bench --format ktap":         `--format "ktap": valid are table, json, benchstat`,
+		"plot":                        "plot takes one result document",
+		"plot " + notBase:             "not a devbulk result document",
+	} {
+		r := run(t, dir, strings.Fields(args)...)
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", args, r.code, r.stderr, want)
+		}
+	}
+}
+
+// The kselftest wrapper prints KTAP and passes devbulk's exit status on;
+// without devbulk it skips (exit 4).
+func TestKselftestWrapper(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "suite.json")
+	os.WriteFile(suite, []byte(`{"name": "ksft", "scenarios": [{"name": "sequential", "netns": {"scenario": "sequential", "count": 20}}]}`), 0o644)
+	cmd := exec.Command("../kselftest/devbulk_check.sh")
+	cmd.Env = append(os.Environ(), "DEVBULK="+devbulk(t), "DEVBULK_SUITE="+suite, "DEVBULK_STATE_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "KTAP version 1\n") || !strings.Contains(string(out), "\n1..1\n") ||
+		!strings.Contains(string(out), "\nok 1 sequential\n") {
+		t.Errorf("devbulk_check.sh: %v\n%s", err, out)
+	}
+	cmd = exec.Command("../kselftest/devbulk_check.sh")
+	cmd.Env = append(os.Environ(), "DEVBULK=/nonexistent/devbulk")
+	out, _ = cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 4 || !strings.Contains(string(out), "1..0 # SKIP devbulk not found") {
+		t.Errorf("without devbulk: exit %d\n%s", code, out)
+	}
+}
