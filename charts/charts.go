@@ -113,8 +113,12 @@ func Check(c *check.Check) (*plot.Plot, error) {
 	var names []string
 	var base, cur plotter.Values
 	var errs plotter.XErrors
-	for _, s := range c.Scenarios {
-		for _, cmp := range s.Comparisons {
+	// Nominal rows count from the bottom: walk backwards, so that the
+	// suite reads from the top.
+	for i := len(c.Scenarios) - 1; i >= 0; i-- {
+		s := c.Scenarios[i]
+		for j := len(s.Comparisons) - 1; j >= 0; j-- {
+			cmp := s.Comparisons[j]
 			if cmp.Base == nil || cmp.Cur == nil || cmp.Base.Median <= 0 {
 				continue
 			}
@@ -163,8 +167,14 @@ func Check(c *check.Check) (*plot.Plot, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Add(bb, cb, eb, plotter.NewGrid())
-	p.X.Min, p.X.Max = 0, p.X.Max*1.35 // room on the right for the legend
+	limit, err := plotter.NewLine(plotter.XYs{{X: 100 + c.Threshold, Y: -0.5}, {X: 100 + c.Threshold, Y: float64(len(names)) - 0.5}})
+	if err != nil {
+		return nil, err
+	}
+	limit.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(bb, cb, eb, limit, plotter.NewGrid())
+	p.Legend.Add(fmt.Sprintf("threshold (%g%% slower)", c.Threshold), limit)
+	p.X.Min, p.X.Max = 0, p.X.Max*1.6 // room on the right for the legend
 	var ticks []plot.Tick
 	for v := 0.0; v <= p.X.Max; v += 50 {
 		t := plot.Tick{Value: v}

@@ -9,7 +9,7 @@
 #   DEVBULK            the devbulk binary (default: devbulk on PATH)
 #   DEVBULK_SUITE      a suite file (default: devbulk's own suite)
 #   DEVBULK_BASELINE   results saved by `devbulk check --save` to compare with
-#   DEVBULK_THRESHOLD  smallest slowdown that fails, e.g. 20% (default 10%)
+#   DEVBULK_THRESHOLD  smallest slowdown that fails, e.g. 40% (default 25%)
 #
 # Exit: 0 pass, 1 a scenario failed or regressed, 4 skip (kselftest's codes).
 

@@ -88,8 +88,11 @@ func (r *Initramfs) Write(w io.Writer) error {
 		}
 	}
 	if files["/bin/busybox"] != "" {
-		if err := writeBytes(cw, "/bin/sh", []byte("busybox"), cpio.TypeSymlink|0o777); err != nil {
-			return err
+		// sh for exec payloads; unshare for netns churn --compare exec.
+		for _, applet := range []string{"/bin/sh", "/bin/unshare"} {
+			if err := writeBytes(cw, applet, []byte("busybox"), cpio.TypeSymlink|0o777); err != nil {
+				return err
+			}
 		}
 	}
 	for p, b := range generated {

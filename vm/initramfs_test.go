@@ -30,7 +30,8 @@ func TestInitramfsLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Initramfs{Devbulk: self, Args: []string{"bench", "--kind", "vlan"},
-		Kernel: &Kernel{Modules: mods, Release: "6.1.0-test"}, Modules: []string{"8021q", "builtin_one"}}
+		Kernel: &Kernel{Modules: mods, Release: "6.1.0-test"}, Modules: []string{"8021q", "builtin_one"},
+		Files: map[string][]byte{"/suite.json": []byte(`{"name":"s"}`)}}
 	var buf bytes.Buffer
 	if err := r.Write(&buf); err != nil {
 		t.Fatal(err)
@@ -62,6 +63,16 @@ func TestInitramfsLayout(t *testing.T) {
 	}
 	if h := seen["init"]; h == nil || h.Mode.Perm()&0o100 == 0 {
 		t.Error("no executable /init")
+	}
+	if contents["suite.json"] != `{"name":"s"}` {
+		t.Errorf("extra file: %q", contents["suite.json"])
+	}
+	if _, err := exec.LookPath("busybox"); err == nil {
+		for _, applet := range []string{"bin/sh", "bin/unshare"} {
+			if h := seen[applet]; h == nil || h.Linkname != "busybox" {
+				t.Errorf("%s is not busybox", applet)
+			}
+		}
 	}
 	var args []string
 	if err := json.Unmarshal([]byte(contents["devbulk.args"]), &args); err != nil || strings.Join(args, " ") != "bench --kind vlan" {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 
+	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/urfave/cli/v2"
@@ -70,6 +73,11 @@ func churn(c *cli.Context) error {
 	case "exec":
 		if p.Name != "lo-up" {
 			return usagef("--compare exec runs the classic lo-up loop: use --payload lo-up")
+		}
+		for _, prog := range []string{"unshare", "sh", "ip"} {
+			if _, err := exec.LookPath(prog); err != nil {
+				return fmt.Errorf("%w: --compare exec runs `unshare -n sh -c 'ip link set lo up'`: %v", batch.ErrUnsupported, err)
+			}
 		}
 	default:
 		return usagef("--compare %q: the only comparison is exec", c.String("compare"))
