@@ -27,8 +27,8 @@ type Suite struct {
 
 // ScenarioSpec is one scenario: a bench (create→delete cycles) or a netns
 // scenario, repeated Repeat times (default 6: the fewest that give a 95%
-// confidence interval of the median; from 5 the Mann-Whitney U test can
-// call a difference significant at α=0.05).
+// confidence interval of the median; from 4 a side the Mann-Whitney U test
+// can call a difference significant at α=0.05).
 type ScenarioSpec struct {
 	// Name is the scenario's name in reports and KTAP: [A-Za-z0-9_-], 1..64.
 	Name string `json:"name"`
