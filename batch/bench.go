@@ -205,8 +205,14 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (c Cycl
 		}()
 	}
 	do := DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower, KeepLowers: true}
-	if o.Counter != nil && (d == DeleteSerial || d == DeletePipelined || d == DeleteParallel) {
-		do.Progress = o.Counter(fmt.Sprintf("N=%d %s delete", n, d), len(st.set.Links))
+	if o.Counter != nil {
+		var bar func(int)
+		do.Progress = func(done, total int) {
+			if bar == nil {
+				bar = o.Counter(fmt.Sprintf("N=%d %s delete", n, d), total)
+			}
+			bar(done)
+		}
 	}
 	c.Delete, err = Delete(ctx, t, st.set, d, do)
 	if o.rcu != nil && err == nil {

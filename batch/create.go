@@ -24,6 +24,10 @@ func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, s Create
 		reqs[i] = links[i].Message()
 	}
 	res, st, err := c.Execute(ctx, reqs, window)
+	// The caller's progress hook counts the creations, not the lookups below.
+	hook := c.Progress
+	c.Progress = nil
+	defer func() { c.Progress = hook }()
 	if err != nil {
 		return p, nil, err
 	}

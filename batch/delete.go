@@ -35,9 +35,10 @@ type DeleteOptions struct {
 	// phase. A bench keeps them: its namespace's release removes them, after
 	// the phase's RCU counts are read.
 	KeepLowers bool
-	// Progress, when set, receives the number of devices deleted so far by
-	// the one-by-one strategies (serial, pipelined, parallel).
-	Progress func(deleted int)
+	// Progress, when set, receives the number of devices (lower devices
+	// included) deleted so far out of total by the one-by-one strategies
+	// (serial, pipelined, parallel).
+	Progress func(deleted, total int)
 }
 
 // Delete tears the set down with strategy d and measures the phase. Only the
@@ -93,15 +94,14 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	m := startMeter()
 	switch d {
 	case DeleteSerial, DeletePipelined:
-		t.Conn.Progress = o.Progress
-		err = deleteEach(ctx, t.Conn, mine, window(d), &p)
-		t.Conn.Progress = nil
+		err = deleteEach(ctx, t.Conn, mine, window(d), progressFrom(o.Progress, 0, len(mine)), &p)
 	case DeleteParallel:
 		uppers, lowers := s.split(mine)
-		if err = deleteParallel(ctx, t, uppers, o.Workers, o.Progress, &p); err == nil && len(lowers) > 0 {
+		err = deleteParallel(ctx, t, uppers, o.Workers, progressFrom(o.Progress, 0, len(mine)), &p)
+		if err == nil && len(lowers) > 0 {
 			// Only once every upper is gone: a lower device takes its
 			// uppers along, under the other workers' feet.
-			err = deleteEach(ctx, t.Conn, lowers, 1, &p)
+			err = deleteEach(ctx, t.Conn, lowers, 1, progressFrom(o.Progress, len(uppers), len(mine)), &p)
 		}
 	case DeleteGroup:
 		err = deleteGroup(ctx, t.Conn, s, mine, all, &p)
@@ -117,7 +117,7 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	if d == DeleteModule && !o.UnloadLower && !o.KeepLowers && len(s.Lowers) > 0 {
 		// The lower devices are of another kind; the unload left them.
 		var q Phase
-		if err := deleteEach(ctx, t.Conn, s.Lowers, 0, &q); err != nil {
+		if err := deleteEach(ctx, t.Conn, s.Lowers, 0, nil, &q); err != nil {
 			return p, err
 		}
 	}
@@ -155,13 +155,24 @@ func window(d DeleteStrategy) int {
 	return 1
 }
 
-// deleteEach deletes devices one RTM_DELLINK each, window per sendmsg.
-func deleteEach(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link, window int, p *Phase) error {
+// progressFrom reports a call's count as base+n of total, or is nil.
+func progressFrom(progress func(done, total int), base, total int) func(int) {
+	if progress == nil {
+		return nil
+	}
+	return func(n int) { progress(base+n, total) }
+}
+
+// deleteEach deletes devices one RTM_DELLINK each, window per sendmsg,
+// reporting the count answered to progress (when not nil).
+func deleteEach(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link, window int, progress func(int), p *Phase) error {
 	reqs := make([][]byte, len(devs))
 	for i, l := range devs {
 		reqs[i] = nlbatch.DelLinkRequest(l.Index)
 	}
+	c.Progress = progress
 	res, st, err := c.Execute(ctx, reqs, window)
+	c.Progress = nil
 	p.noteStats(st)
 	if err != nil {
 		return err
@@ -318,7 +329,7 @@ func deleteLowers(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.L
 		return fmt.Errorf("delete strategy lower: the %s links sit on lower devices devbulk did not create; deleting those is not devbulk's call", s.Kind.Name)
 	}
 	_, lowers := s.split(mine)
-	return deleteEach(ctx, c, lowers, 0, p)
+	return deleteEach(ctx, c, lowers, 0, nil, p)
 }
 
 // deleteNetns releases the dedicated namespace and waits until the kernel

@@ -73,6 +73,13 @@ func Bench(r *batch.Report) (*plot.Plot, error) {
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		return nil, err
 	}
+	// One count or one value: a log axis needs a range around it (gonum
+	// would widen it by ±1, down to zero or below).
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		if ax.Min == ax.Max {
+			ax.Min, ax.Max = ax.Min/2, ax.Max*2
+		}
+	}
 	return p, nil
 }
 
@@ -114,7 +121,7 @@ func Check(c *check.Check) (*plot.Plot, error) {
 	var base, cur plotter.Values
 	var errs plotter.XErrors
 	// Nominal rows count from the bottom: walk backwards, so that the
-	// suite reads from the top.
+	// scenarios read from the top in the check's order.
 	for i := len(c.Scenarios) - 1; i >= 0; i-- {
 		s := c.Scenarios[i]
 		for j := len(s.Comparisons) - 1; j >= 0; j-- {
@@ -127,7 +134,7 @@ func Check(c *check.Check) (*plot.Plot, error) {
 			pct := 100 * cmp.Cur.Median / cmp.Base.Median
 			cur = append(cur, pct)
 			lo, hi := pct, pct
-			if cmp.Cur.Lo != nil {
+			if cmp.Cur.Lo != nil && cmp.Cur.Hi != nil {
 				lo, hi = 100**cmp.Cur.Lo/cmp.Base.Median, 100**cmp.Cur.Hi/cmp.Base.Median
 			}
 			errs = append(errs, struct{ Low, High float64 }{pct - lo, hi - pct})
@@ -281,6 +288,9 @@ func median(v []float64) float64 {
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0 && hi >= lo) {
+		return nil
+	}
 	var ticks []plot.Tick
 	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
 		for m := 1; m < 10; m++ {

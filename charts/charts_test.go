@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/devbulk/devbulk/batch"
 )
 
 // svgTexts parses an SVG document and returns its root element's name and
@@ -79,6 +81,23 @@ func TestCharts(t *testing.T) {
 		if dir := os.Getenv("DEVBULK_CHARTS_DIR"); dir != "" {
 			os.WriteFile(filepath.Join(dir, strings.TrimSuffix(file, ".json")+".svg"), svg.Bytes(), 0o644)
 		}
+	}
+}
+
+// One count and one value: log axes still get a range, and ticks.
+func TestBenchOfOnePoint(t *testing.T) {
+	r := &batch.Report{Header: batch.Header{Tool: "devbulk", Kernel: "k"}, Kind: "ifb", Runs: []batch.Cycle{{Count: 1,
+		Create: batch.Phase{Phase: "create", Strategy: "pipelined", Devices: 1, WallNS: 50000}}}}
+	p, err := Bench(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svg bytes.Buffer
+	if err := WriteSVG(&svg, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, texts := svgTexts(t, svg.Bytes()); !strings.Contains(strings.Join(texts, " "), "0.05") {
+		t.Errorf("no tick at the one value (0.05 ms): %v", texts)
 	}
 }
 

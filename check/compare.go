@@ -47,7 +47,7 @@ type Summary struct {
 	Lo     *float64  `json:"lo,omitempty"`
 	Hi     *float64  `json:"hi,omitempty"`
 	N      int       `json:"n"`
-	Values []float64 `json:"values"`
+	Values []float64 `json:"values"` // sorted
 }
 
 // Range is the interval's half-width in percent of the median, as
@@ -157,7 +157,7 @@ func samples(lines []Line) (names []string, vals map[string][]float64) {
 			if _, ok := vals[l.Name]; !ok {
 				names = append(names, l.Name)
 			}
-			vals[l.Name] = append(vals[l.Name], v.Value)
+			vals[l.Name] = append(vals[l.Name], v.Value) // a copy: the lines keep their run order
 		}
 	}
 	return names, vals
@@ -166,7 +166,7 @@ func samples(lines []Line) (names []string, vals map[string][]float64) {
 func compareLines(base, cur []Line, haveBase bool, thresholdPct float64) []Comparison {
 	thr := &benchmath.DefaultThresholds
 	bn, bv := samples(base)
-	cn, cv := samples(cur)
+	cn, cv := samples(cur) // NewSample sorts these in place: they are samples' own copies
 	var out []Comparison
 	for _, name := range cn {
 		cs := benchmath.NewSample(cv[name], thr)
@@ -210,7 +210,7 @@ func compareLines(base, cur []Line, haveBase bool, thresholdPct float64) []Compa
 	return out
 }
 
-func summarize(s *benchmath.Sample) *Summary {
+func summarize(s *benchmath.Sample) *Summary { // s's values are sorted
 	sum := benchmath.AssumeNothing.Summary(s, Confidence)
 	out := &Summary{Median: sum.Center, N: len(s.Values), Values: s.Values}
 	if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
@@ -230,7 +230,7 @@ func warnings(errs []error) []string {
 // ParseThreshold reads a threshold such as "10%" or "10".
 func ParseThreshold(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || v < 0 || v > 1000 {
+	if err != nil || !(v >= 0 && v <= 1000) { // NaN too
 		return 0, fmt.Errorf("threshold %q out of range: 0%%..1000%%", s)
 	}
 	return v, nil

@@ -178,7 +178,7 @@ func TestBenchstat(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, r *Results) string {
 		var b bytes.Buffer
-		if err := WriteBenchstat(&b, r.Meta, r.Scenarios); err != nil {
+		if err := WriteBenchstat(&b, false, r); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join(dir, name)

@@ -24,7 +24,7 @@ func (c *Check) WriteTable(w io.Writer) error {
 	for _, s := range c.Scenarios {
 		switch {
 		case s.Skip != "":
-			fmt.Fprintf(tw, "%s\t-\t\t\t\t\tSKIP: %s\n", s.Name, s.Skip)
+			fmt.Fprintf(tw, "%s\t-\t\t\t\t\tSKIP: %s\n", s.Name, oneLine(s.Skip))
 			continue
 		case s.Error != "":
 			fmt.Fprintf(tw, "%s\t-\t\t\t\t\tFAILED: %s\n", s.Name, oneLine(s.Error))
@@ -141,29 +141,36 @@ func (c *Check) ExitCode() int {
 // WriteBenchstat writes results in the Go benchmark format, which
 // `benchstat old.txt new.txt` compares. The kernel and the date are in a
 // comment line, not in configuration lines, so that benchstat puts two
-// kernels' results in one table.
-func WriteBenchstat(w io.Writer, m Meta, scenarios []Scenario) error {
-	fmt.Fprintf(w, "devbulk %s on kernel %s, %s\n", m.Version, m.Kernel, m.Date)
+// kernels' files in one table; with kernelKey (several results in one
+// stream), each result's lines carry a kernel: key instead.
+func WriteBenchstat(w io.Writer, kernelKey bool, results ...*Results) error {
 	bw := benchfmt.NewWriter(w)
 	for _, u := range []struct{ unit, better string }{{UnitNsPerOp, "lower"}, {UnitDevPerSec, "higher"}, {UnitNsPerSec, "higher"}} {
 		if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.unit, Key: "better"}, OrigUnit: u.unit, Value: u.better}); err != nil {
 			return err
 		}
 	}
-	res := &benchfmt.Result{}
-	res.SetConfig("goos", "linux")
-	res.SetConfig("cpu", m.CPUModel)
-	res.SetConfig("cpus", fmt.Sprint(m.CPUs))
-	for _, s := range scenarios {
-		for _, l := range s.Lines {
-			res.Name = benchfmt.Name(l.Name)
-			res.Iters = l.Iters
-			res.Values = res.Values[:0]
-			for _, v := range l.Values {
-				res.Values = append(res.Values, benchfmt.Value{Value: v.Value, Unit: v.Unit})
-			}
-			if err := bw.Write(res); err != nil {
-				return err
+	for _, r := range results {
+		m := r.Meta
+		fmt.Fprintf(w, "devbulk %s on kernel %s, %s\n", m.Version, m.Kernel, m.Date)
+		res := &benchfmt.Result{}
+		res.SetConfig("goos", "linux")
+		res.SetConfig("cpu", m.CPUModel)
+		res.SetConfig("cpus", fmt.Sprint(m.CPUs))
+		if kernelKey {
+			res.SetConfig("kernel", m.Kernel)
+		}
+		for _, s := range r.Scenarios {
+			for _, l := range s.Lines {
+				res.Name = benchfmt.Name(l.Name)
+				res.Iters = l.Iters
+				res.Values = res.Values[:0]
+				for _, v := range l.Values {
+					res.Values = append(res.Values, benchfmt.Value{Value: v.Value, Unit: v.Unit})
+				}
+				if err := bw.Write(res); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
@@ -33,6 +34,7 @@ type RunOptions struct {
 // its error and the suite goes on; Run itself fails only when ctx ends.
 func Run(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 	r := &Results{Meta: NewMeta(s.Name)}
+	defer r.order(s)
 	var inVM []ScenarioSpec
 	for _, sc := range s.Scenarios {
 		if (sc.VM || o.AllInVM) && !vm.IsGuest() {
@@ -73,6 +75,15 @@ func Run(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 		r.Meta.Suite = s.Name
 	}
 	return r, nil
+}
+
+// order puts the scenarios in the suite's order (the VM's ran last).
+func (r *Results) order(s *Suite) {
+	pos := map[string]int{}
+	for i, sc := range s.Scenarios {
+		pos[sc.Name] = i
+	}
+	sort.SliceStable(r.Scenarios, func(i, j int) bool { return pos[r.Scenarios[i].Name] < pos[r.Scenarios[j].Name] })
 }
 
 // runHere runs one scenario on this kernel, Repeat times.

@@ -38,6 +38,7 @@ func TestSuiteErrors(t *testing.T) {
 		`{"name":"x","scenarios":[{"name":"a"}]}`:                                                                                                      "exactly one of bench and netns",
 		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"churn","workers":0,"per_worker":1}}]}`:                                              "workers 0 out of range: 1..1024",
 		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"spin"}}]}`:                                                                          "valid are churn, sequential and create",
+		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"churn","workers":1024,"per_worker":18014398509481985}}]}`:                           "each out of range 1..1000000",
 		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"sequential","count":2000000}}]}`:                                                    "out of range: 1..1000000",
 		`{"name":"x","scenarios":[{"name":"a","bench":{"kind":"ifb","count":1,"delete":["group"]},"speed":"ludicrous"}]}`:                              `unknown field "speed"`,
 		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"sequential","count":1}},{"name":"a","netns":{"scenario":"sequential","count":1}}]}`: `name "a" used twice`,
@@ -55,7 +56,7 @@ func TestParseThreshold(t *testing.T) {
 			t.Errorf("%q: %v, %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"-1%", "ten", "10%%", "2000%", "10abc"} {
+	for _, in := range []string{"-1%", "ten", "10%%", "2000%", "10abc", "nan", "NaN%", "inf"} {
 		if _, err := ParseThreshold(in); err == nil {
 			t.Errorf("%q accepted", in)
 		}

@@ -63,7 +63,8 @@ type Run struct {
 	SysNS  int64 `json:"sys_ns"`
 	// KernelNS is the CPU time all CPUs spent in the kernel during CreateNS
 	// (/proc/stat system+irq+softirq, 10 ms ticks), the cleanup worker's
-	// included: UserNS/KernelNS is devbulk's own share.
+	// included: UserNS/KernelNS compares devbulk's own work with the
+	// kernel's (a ratio, not a share: the exec mode's exceeds 1).
 	KernelNS int64 `json:"kernel_cpu_ns"`
 	// ReleaseNS (create only) is the release of every namespace after
 	// CreateNS: their unmounting.
@@ -154,6 +155,9 @@ func (o ChurnOptions) Check() error {
 	if o.Exec && o.Payload.Name != "lo-up" {
 		return errors.New("exec mode runs the classic `unshare -n ip link set lo up`: payload lo-up only")
 	}
+	if o.Workers < 1 || o.PerWorker < 1 || o.PerWorker > MaxNamespaces {
+		return fmt.Errorf("%d workers × %d namespaces: each out of range 1..%d", o.Workers, o.PerWorker, MaxNamespaces)
+	}
 	alive := o.Workers // one namespace per worker, and the parent of veth payloads
 	if o.Payload.needsParent {
 		alive++
@@ -209,11 +213,11 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 }
 
 // counter makes a counter when there is a maker.
-func counter(make func(string, int) func(int), label string, total int) func(int) {
-	if make == nil {
+func counter(mk func(string, int) func(int), label string, total int) func(int) {
+	if mk == nil {
 		return nil
 	}
-	return make(label, total)
+	return mk(label, total)
 }
 
 // execIteration is one iteration of the classic shell form.
@@ -229,8 +233,8 @@ func execIteration() error {
 // call inside a new network namespace that the thread leaves when the call
 // returns — which releases it unless each kept a reference (a bind mount).
 // It is the loop of `unshare -n CMD` without a process per iteration.
-// released, when not nil, counts the namespaces left. It stops early,
-// without error, when ctx is done.
+// created and released, when not nil, count the namespaces entered and
+// left. It stops early, without error, when ctx is done.
 func inFreshNamespaces(ctx context.Context, n int, created, released *atomic.Int64, each func(i int) error) error {
 	return nsthread.Run(nsthread.Current, func() error {
 		home, err := netns.Get()
@@ -242,7 +246,9 @@ func inFreshNamespaces(ctx context.Context, n int, created, released *atomic.Int
 			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 				return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
 			}
-			created.Add(1)
+			if created != nil {
+				created.Add(1)
+			}
 			err := each(i)
 			if serr := netns.Set(home); serr != nil {
 				return errors.Join(err, fmt.Errorf("setns back: %w", serr))
@@ -321,7 +327,7 @@ func measure(ctx context.Context, run *Run, body, release func() error, created,
 	released0 := time.Now()
 	idleSince := time.Time{}
 	deadline := released0.Add(10 * time.Minute)
-	for time.Now().Before(deadline) {
+	for time.Now().Before(deadline) && ctx.Err() == nil {
 		now := time.Now()
 		if netnsstat.WorkerBusy() {
 			idleSince = time.Time{}

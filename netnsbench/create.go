@@ -70,16 +70,18 @@ func Create(ctx context.Context, o CreateOptions) (*Report, error) {
 	var created, released atomic.Int64
 	body := func() error {
 		start, last := time.Now(), time.Now()
-		err := inFreshNamespaces(ctx, o.Count, &created, nil, func(i int) error {
+		// Counted once mounted: release unmounts what was counted.
+		err := inFreshNamespaces(ctx, o.Count, nil, nil, func(i int) error {
 			if err := m.keep(i); err != nil {
 				return err
 			}
+			created.Add(1)
 			if o.Veth {
 				if err := vethToParent(parent, i); err != nil {
 					return err
 				}
 			}
-			if n := i + 1; n%step == 0 || n == o.Count {
+			if n := int(created.Load()); n%step == 0 || n == o.Count {
 				now := time.Now()
 				run.Rate = append(run.Rate, RatePoint{Created: n, TNS: now.Sub(start).Nanoseconds(),
 					NetnsPerSec: float64(n-prevCreated(run.Rate)) / now.Sub(last).Seconds()})

@@ -120,7 +120,9 @@ func TestCheckBadInput(t *testing.T) {
 		"check --svg x.svg":           "--svg draws the comparison",
 		"bench --format ktap":         `--format "ktap": valid are table, json, benchstat`,
 		"plot":                        "plot takes one result document",
-		"plot " + notBase:             "not a devbulk result document",
+		"check --vm-kernel a --vm-kernel b --vm-kernel c": "at most two",
+		"check --vm-kernel a --vm-kernel b --save x.json": "save one kernel's results at a time",
+		"plot " + notBase: "not a devbulk result document",
 	} {
 		r := run(t, dir, strings.Fields(args)...)
 		if r.code != 2 || !strings.Contains(r.stderr, want) {

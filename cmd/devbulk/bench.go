@@ -140,7 +140,8 @@ func writeReport(c *cli.Context, r *batch.Report) error {
 	case "json":
 		return writeJSON(c.App.Writer, r)
 	case "benchstat":
-		return check.WriteBenchstat(c.App.Writer, check.MetaFor(r.Header, ""), []check.Scenario{{Lines: check.BenchLines(r)}})
+		return check.WriteBenchstat(c.App.Writer, false, &check.Results{Meta: check.MetaFor(r.Header, ""),
+			Scenarios: []check.Scenario{{Lines: check.BenchLines(r)}}})
 	}
 	return r.WriteTable(c.App.Writer)
 }

@@ -81,64 +81,83 @@ func runCheck(c *cli.Context) error {
 		}
 	}
 	kernels := c.StringSlice("vm-kernel")
-	if len(kernels) > 1 && base != nil {
-		return usagef("--baseline and several --vm-kernel: the first kernel is the baseline")
-	}
-	if c.String("svg") != "" && base == nil && len(kernels) < 2 {
+	switch {
+	case len(kernels) > 2:
+		return usagef("--vm-kernel: at most two, A (the baseline) and B")
+	case len(kernels) == 2 && base != nil:
+		return usagef("--baseline and two --vm-kernel: the first kernel is the baseline")
+	case len(kernels) == 2 && c.String("save") != "":
+		return usagef("--save and two --vm-kernel: save one kernel's results at a time")
+	case c.String("svg") != "" && base == nil && len(kernels) < 2:
 		return usagef("--svg draws the comparison: give --baseline FILE or two --vm-kernel")
 	}
-	if err := needNetAdmin(); err != nil {
-		return err
+	var vms []*vm.Kernel // every kernel found before anything runs
+	for _, spec := range kernels {
+		k, err := checkVM(spec)
+		if err != nil {
+			return fmt.Errorf("--vm-kernel %s: %w", spec, err)
+		}
+		vms = append(vms, k)
 	}
 	o := check.RunOptions{Progress: progress(c), Counter: counter(c)}
-	var results []*check.Results
-	if len(kernels) == 0 {
+	if len(vms) == 0 {
+		if err := needNetAdmin(); err != nil {
+			return err
+		}
 		if needsVM(suite) && !vm.IsGuest() {
-			o.VM, o.VMUnavailable = checkVM("debian")
+			var err error
+			if o.VM, err = checkVM("debian"); err != nil {
+				o.VMUnavailable = "needs the VM: " + err.Error()
+			}
+		}
+	}
+	var results []*check.Results
+	var runErr error
+	runs := vms
+	if len(runs) == 0 {
+		runs = []*vm.Kernel{nil} // here, with the suite's vm scenarios in the VM
+	}
+	for _, k := range runs {
+		if k != nil {
+			o.VM, o.AllInVM = k, true
 		}
 		r, err := check.Run(c.Context, suite, o)
-		if err != nil {
-			return err
+		if r != nil {
+			results = append(results, r)
 		}
-		results = append(results, r)
+		if runErr = err; err != nil {
+			break // interrupted: what finished is still printed, not saved
+		}
 	}
-	for _, spec := range kernels {
-		k, why := checkVM(spec)
-		if k == nil {
-			return fmt.Errorf("%w: --vm-kernel %s: %s", batch.ErrUnsupported, spec, why)
-		}
-		o.VM, o.AllInVM = k, true
-		r, err := check.Run(c.Context, suite, o)
-		if err != nil {
-			return err
-		}
-		results = append(results, r)
-	}
-	if path := c.String("save"); path != "" {
-		if len(results) > 1 {
-			return usagef("--save with several --vm-kernel: save one kernel's results at a time")
-		}
-		if err := saveResults(path, results[0]); err != nil {
+	if runErr == nil && c.String("save") != "" {
+		if err := saveResults(c.String("save"), results[0]); err != nil {
 			return err
 		}
 	}
-	var checks []*check.Check
-	if len(results) == 1 {
-		checks = append(checks, check.Compare(base, results[0], threshold))
-	} else {
-		for _, r := range results[1:] {
-			checks = append(checks, check.Compare(results[0], r, threshold))
-		}
+	var ch *check.Check
+	switch {
+	case len(vms) == 2 && len(results) == 2:
+		ch = check.Compare(results[0], results[1], threshold)
+	case len(vms) < 2 && len(results) == 1:
+		ch = check.Compare(base, results[0], threshold)
 	}
-	for _, ch := range checks {
-		if err := writeCheck(c, format, ch); err != nil {
-			return err
-		}
+	if ch == nil {
+		return runErr
 	}
-	if err := writeSVG(c, func() (*plot.Plot, error) { return charts.Check(checks[len(checks)-1]) }); err != nil {
+	if err := writeCheck(c, format, ch, results); err != nil {
 		return err
 	}
-	return checkOutcome(checks)
+	if runErr != nil {
+		return runErr
+	}
+	outcome := checkOutcome(ch)
+	if err := writeSVG(c, func() (*plot.Plot, error) { return charts.Check(ch) }); err != nil {
+		if outcome == nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "devbulk: %v\n", err) // the check's own outcome decides the exit code
+	}
+	return outcome
 }
 
 func needsVM(s *check.Suite) bool {
@@ -150,24 +169,31 @@ func needsVM(s *check.Suite) bool {
 	return false
 }
 
-// checkVM finds the VM kernel for spec, or says why there is none.
-func checkVM(spec string) (*vm.Kernel, string) {
+// checkVM finds the VM kernel for spec: an error that says qemu is
+// missing (exit 4), or that the kernel is not there (exit 2).
+func checkVM(spec string) (*vm.Kernel, error) {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
-		return nil, "needs the VM, and qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)"
+		return nil, fmt.Errorf("%w: %v", batch.ErrUnsupported, vm.ErrNoQemu)
 	}
 	path, modules, _ := strings.Cut(spec, ":")
 	k, err := guestKernel(path, modules)
 	if err != nil {
-		return nil, fmt.Sprintf("needs the VM: kernel %s: %v", spec, err)
+		if path == "debian" {
+			return nil, err
+		}
+		return nil, usage(err)
 	}
-	return k, ""
+	return k, nil
 }
 
 func saveResults(path string, r *check.Results) error {
 	return writeFile(path, func(w io.Writer) error { return writeJSON(w, r) })
 }
 
-func writeCheck(c *cli.Context, format string, ch *check.Check) error {
+// writeCheck prints the check; in the benchstat format, its results: two
+// kernels' with a kernel: configuration key each, so that benchstat can
+// tell them apart in one file (-col kernel).
+func writeCheck(c *cli.Context, format string, ch *check.Check, results []*check.Results) error {
 	w := c.App.Writer
 	switch format {
 	case "json":
@@ -175,7 +201,7 @@ func writeCheck(c *cli.Context, format string, ch *check.Check) error {
 	case "ktap":
 		return ch.WriteKTAP(w)
 	case "benchstat":
-		return check.WriteBenchstat(w, ch.Current.Meta, ch.Current.Scenarios)
+		return check.WriteBenchstat(w, len(results) > 1, results...)
 	}
 	return ch.WriteTable(w)
 }
@@ -183,17 +209,11 @@ func writeCheck(c *cli.Context, format string, ch *check.Check) error {
 // errCheckFailed ends a check that found a failure; the output said which.
 var errCheckFailed = errors.New("check failed: a scenario failed or regressed (see the output)")
 
-func checkOutcome(checks []*check.Check) error {
-	skipped := true
-	for _, ch := range checks {
-		switch ch.ExitCode() {
-		case check.ExitFail:
-			return &exitError{exitFailed, errCheckFailed}
-		case check.ExitPass:
-			skipped = false
-		}
-	}
-	if skipped {
+func checkOutcome(ch *check.Check) error {
+	switch ch.ExitCode() {
+	case check.ExitFail:
+		return &exitError{exitFailed, errCheckFailed}
+	case check.ExitSkip:
 		return fmt.Errorf("%w: no scenario could run here", batch.ErrUnsupported)
 	}
 	return nil
