@@ -35,7 +35,7 @@ func checkCommand() *cli.Command {
 			&cli.StringFlag{Name: "baseline", Usage: "compare with the results in `FILE` (from --save)"},
 			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest slowdown of a median that fails the check (0%..1000%); " +
 				"two checks of one kernel on the development machine differed by up to 14% with p < 0.05: measure yours"},
-			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on kernel `K` (debian, or PATH[:MODULES_DIR]); twice or more: compare each with the first"},
+			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on kernel `K` (debian, or PATH[:MODULES_DIR]); twice (A, B): compare B with A"},
 			formatFlag(checkFormats...), svgFlag, quietFlag,
 		},
 		Action: runCheck,
