@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 
 	"github.com/devbulk/devbulk/batch"
@@ -148,14 +147,9 @@ func writeNetns(c *cli.Context, r *netnsbench.Report, err error) error {
 		return err
 	}
 	if path := c.String("series"); path != "" {
-		f, ferr := os.Create(path)
-		if ferr != nil {
-			return ferr
-		}
-		if werr := r.WriteSeries(f); werr != nil && err == nil {
+		if werr := writeFile(path, r.WriteSeries); werr != nil && err == nil {
 			err = werr
 		}
-		f.Close()
 	}
 	var werr error
 	if c.Bool("json") {
