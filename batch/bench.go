@@ -228,7 +228,7 @@ func ipCycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (crea
 		return nil, nil, err
 	}
 	defer st.release()
-	if create, err = ipCreate(st.ns.NS, st.links); err != nil {
+	if create, err = ipCreate(ctx, st.ns.NS, st.links); err != nil {
 		return create, nil, err
 	}
 	if err := st.set.Record(st.conn, linkNames(st.links), names(st.set.Lowers)); err != nil {
@@ -237,14 +237,14 @@ func ipCycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (crea
 	if len(st.set.Links) != n {
 		return create, nil, fmt.Errorf("ip -batch created %d of %d links", len(st.set.Links), n)
 	}
-	if del, err = ipDelete(st.ns.NS, d, st.set); err != nil || del == nil {
+	if del, err = ipDelete(ctx, st.ns.NS, d, st.set); err != nil || del == nil {
 		return create, del, err
 	}
-	left, _, err := st.set.present(st.conn)
+	left, _, err := st.set.check(context.Background(), st.conn, st.set.Links)
 	if err != nil {
 		return create, del, err
 	}
-	if k := countLinks(left, st.set); k > 0 {
+	if k := len(left); k > 0 {
 		return create, del, fmt.Errorf("%w after iproute2: %d of %d", ErrSurvivors, k, n)
 	}
 	return create, del, ctx.Err()

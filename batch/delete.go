@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,12 +40,25 @@ type DeleteOptions struct {
 	// included) deleted so far out of total by the one-by-one strategies
 	// (serial, pipelined, parallel).
 	Progress func(deleted, total int)
+	// BeforeFirst, when set, is called after the checks and before the
+	// first request that changes anything (runs marks its record
+	// "deleting"); its error stops the delete.
+	BeforeFirst func() error
 }
 
+// ErrForeignDependents reports devices devbulk did not create that depend on
+// devices it did: deleting devbulk's would delete or change them.
+var ErrForeignDependents = errors.New("devices devbulk did not create depend on devbulk's and would go with them")
+
 // Delete tears the set down with strategy d and measures the phase. Only the
-// set's devices are ever named in a request; a group delete first checks that
-// the group holds nothing else. Afterwards the namespace is listed again and
-// survivors are reported (not for netns, whose namespace is gone).
+// set's devices are ever named in a request, and each is looked up again
+// (ifindex, name, group) right before the window of requests that names it.
+// A group delete first checks that the group holds nothing else. Before
+// anything is deleted, devices of others that sit on the set's (in this
+// namespace or, by IFLA_LINK_NETNSID, in another named one) make Delete
+// refuse. Afterwards every recorded device is looked up: the phase counts
+// what the kernel confirmed deleted (Deleted), says what became of the rest
+// (Left), and leaves those still present in s.Links and s.Lowers.
 func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOptions) (Phase, error) {
 	if d == DeleteAuto {
 		d = DeleteGroup
@@ -54,7 +68,9 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 		return p, err
 	}
 	if d == DeleteNetns {
-		return p, deleteNetns(ctx, t, &p)
+		err := deleteNetns(ctx, t, &p)
+		p.Deleted = p.Devices
+		return p, err
 	}
 	mod := s.Kind
 	if d == DeleteModule {
@@ -73,7 +89,7 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 		}
 		if len(foreign) > 0 {
 			return p, fmt.Errorf("refusing to unload %s: it would delete devices devbulk did not create: %s",
-				mod.Module, strings.Join(foreign, ", "))
+				mod.Module, nameList(foreign))
 		}
 	}
 	if len(s.Links) == 0 && len(s.Lowers) == 0 {
@@ -83,69 +99,167 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 		}
 		p.Devices = len(s.Links)
 	}
-	mine, all, err := s.present(t.Conn)
+	mine, gone, err := s.check(ctx, t.Conn, s.all())
 	if err != nil {
 		return p, err
 	}
-	if foreign := s.foreignUppers(all); len(foreign) > 0 {
-		return p, fmt.Errorf("refusing to delete: devices devbulk did not create sit on its lower devices and would go with them: %s",
-			strings.Join(foreign, ", "))
-	}
-	m := startMeter()
-	switch d {
-	case DeleteSerial, DeletePipelined:
-		err = deleteEach(ctx, t.Conn, mine, window(d), progressFrom(o.Progress, 0, len(mine)), &p)
-	case DeleteParallel:
-		uppers, lowers := s.split(mine)
-		err = deleteParallel(ctx, t, uppers, o.Workers, progressFrom(o.Progress, 0, len(mine)), &p)
-		if err == nil && len(lowers) > 0 {
-			// Only once every upper is gone: a lower device takes its
-			// uppers along, under the other workers' feet.
-			err = deleteEach(ctx, t.Conn, lowers, 1, progressFrom(o.Progress, len(uppers), len(mine)), &p)
-		}
-	case DeleteGroup:
-		err = deleteGroup(ctx, t.Conn, s, mine, all, &p)
-	case DeleteLower:
-		err = deleteLowers(ctx, t.Conn, s, mine, &p)
-	case DeleteModule:
-		err = unloadModule(mod)
-	}
-	m.stop(&p)
-	if err != nil {
+	if err := s.refuseDependents(t); err != nil {
 		return p, err
 	}
-	if d == DeleteModule && !o.UnloadLower && !o.KeepLowers && len(s.Lowers) > 0 {
-		// The lower devices are of another kind; the unload left them.
-		var q Phase
-		if err := deleteEach(ctx, t.Conn, s.Lowers, 0, nil, &q); err != nil {
+	if o.BeforeFirst != nil {
+		if err := o.BeforeFirst(); err != nil {
 			return p, err
 		}
 	}
-	left, _, err := s.present(t.Conn)
+	m := startMeter()
+	var confirmed map[int32]bool
+	switch d {
+	case DeleteSerial, DeletePipelined:
+		confirmed, err = deleteEach(ctx, t.Conn, s, mine, window(d), progressFrom(o.Progress, 0, len(mine)), &p)
+	case DeleteParallel:
+		uppers, lowers := s.split(mine)
+		confirmed, err = deleteParallel(ctx, t, s, uppers, o.Workers, progressFrom(o.Progress, 0, len(mine)), &p)
+		if err == nil && len(lowers) > 0 && ctx.Err() == nil {
+			// Only once every upper is gone: a lower device takes its
+			// uppers along, under the other workers' feet.
+			var more map[int32]bool
+			more, err = deleteEach(ctx, t.Conn, s, lowers, 1, progressFrom(o.Progress, len(uppers), len(mine)), &p)
+			maps.Copy(confirmed, more)
+		}
+	case DeleteGroup:
+		confirmed, err = deleteGroup(ctx, t.Conn, s, mine, &p)
+	case DeleteLower:
+		confirmed, err = deleteLowers(ctx, t.Conn, s, mine, &p)
+	case DeleteModule:
+		if err = unloadModule(mod); err == nil {
+			confirmed = indexes(mine)
+		}
+	}
+	m.stop(&p)
+	if err == nil && d == DeleteModule && !o.UnloadLower && !o.KeepLowers && len(s.Lowers) > 0 {
+		// The lower devices are of another kind; the unload left them.
+		_, lowers := s.split(mine)
+		var q Phase
+		var more map[int32]bool
+		more, err = deleteEach(context.WithoutCancel(ctx), t.Conn, s, lowers, 0, nil, &q)
+		maps.Copy(confirmed, more)
+	}
+	if serr := s.settle(t.Conn, confirmed, gone, &p); serr != nil {
+		return p, errors.Join(err, serr)
+	}
 	if err != nil {
 		return p, err
 	}
-	if n := countLinks(left, s); n > 0 {
-		p.Failed = n
-		p.rates()
-		return p, fmt.Errorf("%w: %d of %d", ErrSurvivors, n, len(s.Links))
+	if ctx.Err() != nil {
+		return p, ctx.Err()
+	}
+	if still := p.present(); len(still) > 0 {
+		return p, fmt.Errorf("%w: %d recorded devices: %s", ErrSurvivors, len(still), nameList(still))
 	}
 	return p, nil
 }
 
-// countLinks counts the upper links (not the lowers) of s among devs.
-func countLinks(devs []nlbatch.Link, s *Set) int {
-	upper := make(map[int32]bool, len(s.Links))
-	for _, r := range s.Links {
-		upper[r.Index] = true
+// refuseDependents fails when devices devbulk did not create depend on the
+// set's, here or in another named namespace.
+func (s *Set) refuseDependents(t Target) error {
+	all, err := t.Conn.ScanLinks()
+	if err != nil {
+		return fmt.Errorf("listing links: %w", err)
 	}
-	n := 0
-	for _, l := range devs {
-		if upper[l.Index] {
-			n++
+	foreign := s.foreignDependents(all)
+	if t.Dedicated == nil && t.NS.IsOpen() {
+		elsewhere, err := dependentsElsewhere(s, t.NS)
+		if err != nil {
+			return err
+		}
+		foreign = append(foreign, elsewhere...)
+	}
+	if len(foreign) > 0 {
+		return fmt.Errorf("refusing to delete: %w: %s", ErrForeignDependents, nameList(foreign))
+	}
+	return nil
+}
+
+// settle looks every recorded device up after a delete: those confirmed
+// deleted (their request, or the batch that named them, was ACKed) and now
+// absent count as Deleted; the others are Left, with what became of them.
+// Devices still present stay in the set.
+func (s *Set) settle(c *nlbatch.Conn, confirmed map[int32]bool, gone []Leftover, p *Phase) error {
+	goneIdx := map[int32]bool{}
+	stayed := map[int32]bool{}
+	for _, g := range gone {
+		goneIdx[g.Link.Index] = true
+		stayed[g.Link.Index] = g.Present // renamed before the delete: still the run's
+	}
+	var rest []nlbatch.Link
+	for _, l := range s.all() {
+		if !goneIdx[l.Index] {
+			rest = append(rest, l)
 		}
 	}
-	return n
+	_, after, err := s.check(context.Background(), c, rest)
+	if err != nil {
+		return err
+	}
+	isLower := map[int32]bool{}
+	for _, l := range s.Lowers {
+		isLower[l.Index] = true
+	}
+	p.Left = gone
+	for _, lo := range after {
+		absent := !lo.Present
+		switch {
+		case absent && confirmed[lo.Link.Index]:
+			if !isLower[lo.Link.Index] {
+				p.Deleted++
+			}
+			continue
+		case !absent:
+			stayed[lo.Link.Index] = true
+		}
+		p.Left = append(p.Left, lo)
+	}
+	for _, l := range rest {
+		if _, still := index(after, l.Index); !still {
+			stayed[l.Index] = true // unchanged: still the set's
+			p.Left = append(p.Left, Leftover{Link: l, Present: true, Why: "not deleted"})
+		}
+	}
+	keep := func(ls []nlbatch.Link) []nlbatch.Link {
+		return slices.DeleteFunc(ls, func(l nlbatch.Link) bool { return !stayed[l.Index] })
+	}
+	s.Links, s.Lowers = keep(s.Links), keep(s.Lowers)
+	p.Failed = p.Devices - p.Deleted
+	p.rates()
+	return nil
+}
+
+func index(ls []Leftover, ix int32) (Leftover, bool) {
+	for _, l := range ls {
+		if l.Link.Index == ix {
+			return l, true
+		}
+	}
+	return Leftover{}, false
+}
+
+// present lists the leftovers still in the namespace.
+func (p *Phase) present() []string {
+	var out []string
+	for _, l := range p.Left {
+		if l.Present {
+			out = append(out, l.String())
+		}
+	}
+	return out
+}
+
+func indexes(devs []nlbatch.Link) map[int32]bool {
+	m := make(map[int32]bool, len(devs))
+	for _, l := range devs {
+		m[l.Index] = true
+	}
+	return m
 }
 
 func window(d DeleteStrategy) int {
@@ -163,36 +277,66 @@ func progressFrom(progress func(done, total int), base, total int) func(int) {
 	return func(n int) { progress(base+n, total) }
 }
 
-// deleteEach deletes devices one RTM_DELLINK each, window per sendmsg,
-// reporting the count answered to progress (when not nil).
-func deleteEach(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link, window int, progress func(int), p *Phase) error {
-	reqs := make([][]byte, len(devs))
-	for i, l := range devs {
-		reqs[i] = nlbatch.DelLinkRequest(l.Index)
-	}
-	c.Progress = progress
-	res, st, err := c.Execute(ctx, reqs, window)
-	c.Progress = nil
-	p.noteStats(st)
-	if err != nil {
-		return err
-	}
-	settleDeletes(c, devs, res, p)
+// deleteEach deletes devices one RTM_DELLINK each, window per sendmsg (0:
+// the Conn's). Right before each window, its devices are looked up again;
+// only those still the set's are named. It returns the ifindexes the kernel
+// confirmed deleted and reports the count handled so far to progress.
+func deleteEach(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.Link, window int, progress func(int), p *Phase) (map[int32]bool, error) {
+	confirmed, res, err := deleteWindows(ctx, c, s, devs, window, progress, p)
 	if window == 1 && p.Requests == nil {
 		// Per request only where each has its own sendmsg; the first
 		// call's devices are the phase's (lower devices come after).
 		p.Requests = latencies(res)
 	}
-	return nil
+	return confirmed, err
 }
 
-// settleDeletes records failures; a lost ACK is settled by a lookup.
-func settleDeletes(c *nlbatch.Conn, devs []nlbatch.Link, res []nlbatch.Result, p *Phase) {
+// deleteWindows is deleteEach without the latency summary: it returns the
+// delete requests' results.
+func deleteWindows(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.Link, window int, progress func(int), p *Phase) (map[int32]bool, []nlbatch.Result, error) {
+	if window <= 0 {
+		window = c.Window()
+	}
+	confirmed := map[int32]bool{}
+	var all []nlbatch.Result
+	for i := 0; i < len(devs) && ctx.Err() == nil; i += window {
+		batch := devs[i:min(i+window, len(devs))]
+		mine, _, err := s.check(ctx, c, batch)
+		if err != nil {
+			return confirmed, all, err
+		}
+		reqs := make([][]byte, len(mine))
+		for j, l := range mine {
+			reqs[j] = nlbatch.DelLinkRequest(l.Index)
+		}
+		res, st, err := c.Execute(ctx, reqs, window)
+		p.noteStats(st)
+		if err != nil {
+			return confirmed, all, err
+		}
+		settleDeletes(c, mine, res, confirmed, p)
+		all = append(all, res...)
+		if progress != nil {
+			progress(i + len(batch))
+		}
+	}
+	return confirmed, all, nil
+}
+
+// settleDeletes records what the kernel confirmed and the failures; a lost
+// ACK is settled by a lookup.
+func settleDeletes(c *nlbatch.Conn, devs []nlbatch.Link, res []nlbatch.Result, confirmed map[int32]bool, p *Phase) {
 	for i, r := range res {
+		if !r.Sent {
+			continue
+		}
 		if errors.Is(r.Err, nlbatch.ErrAckLost) {
 			if _, err := c.LinkByIndex(devs[i].Index); errors.Is(err, unix.ENODEV) {
 				r.Err = nil // gone: deleted
 			}
+		}
+		if r.Err == nil {
+			confirmed[devs[i].Index] = true
 		}
 		p.noteErrors(wrapName(devs[i].Name, r.Err))
 	}
@@ -207,7 +351,7 @@ func wrapName(name string, err error) error {
 
 // deleteParallel splits devs over workers, each deleting one by one on its
 // own socket.
-func deleteParallel(ctx context.Context, t Target, devs []nlbatch.Link, workers int, progress func(int), p *Phase) error {
+func deleteParallel(ctx context.Context, t Target, s *Set, devs []nlbatch.Link, workers int, progress func(int), p *Phase) (map[int32]bool, error) {
 	if workers <= 0 {
 		workers = 4
 	}
@@ -216,19 +360,15 @@ func deleteParallel(ctx context.Context, t Target, devs []nlbatch.Link, workers 
 	for w := range conns {
 		c, err := nlbatch.Dial(t.NS, nlbatch.Options{})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer c.Close()
 		conns[w] = c
 	}
-	if progress != nil {
-		var deleted atomic.Int64
-		for _, c := range conns {
-			prev := 0
-			c.Progress = func(n int) { progress(int(deleted.Add(int64(n - prev)))); prev = n }
-		}
-	}
-	results := make([]nlbatch.Result, len(devs))
+	var handled atomic.Int64
+	phases := make([]Phase, workers)
+	confirmed := make([]map[int32]bool, workers)
+	results := make([][]nlbatch.Result, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range conns {
@@ -237,28 +377,29 @@ func deleteParallel(ctx context.Context, t Target, devs []nlbatch.Link, workers 
 			defer wg.Done()
 			// Worker w takes every workers-th device.
 			var mine []nlbatch.Link
-			var idx []int
 			for i := w; i < len(devs); i += workers {
-				mine, idx = append(mine, devs[i]), append(idx, i)
+				mine = append(mine, devs[i])
 			}
-			reqs := make([][]byte, len(mine))
-			for i, l := range mine {
-				reqs[i] = nlbatch.DelLinkRequest(l.Index)
+			prev := 0
+			count := func(n int) {
+				if progress != nil {
+					progress(int(handled.Add(int64(n - prev))))
+				}
+				prev = n
 			}
-			res, _, err := conns[w].Execute(ctx, reqs, 1)
-			errs[w] = err
-			for i, r := range res {
-				results[idx[i]] = r
-			}
+			confirmed[w], results[w], errs[w] = deleteWindows(ctx, conns[w], s, mine, 1, count, &phases[w])
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
+	all := map[int32]bool{}
+	var res []nlbatch.Result
+	for w := range phases {
+		maps.Copy(all, confirmed[w])
+		p.merge(&phases[w])
+		res = append(res, results[w]...)
 	}
-	settleDeletes(t.Conn, devs, results, p)
-	p.Requests = latencies(results)
-	return nil
+	p.Requests = latencies(res)
+	return all, errors.Join(errs...)
 }
 
 // deleteGroup deletes the set in one RTM_DELLINK by group. When the run's
@@ -266,18 +407,26 @@ func deleteParallel(ctx context.Context, t Target, devs []nlbatch.Link, workers 
 // it, or an earlier group delete was interrupted half-way through marking),
 // it marks the set with a fresh group first (pipelined RTM_SETLINK), saved
 // beforehand, and checks the mark before sweeping.
-func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine, all []nlbatch.Link, p *Phase) error {
+func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Link, p *Phase) (map[int32]bool, error) {
 	if len(mine) == 0 {
-		return nil
+		return nil, nil
+	}
+	all, err := c.ScanLinks()
+	if err != nil {
+		return nil, err
 	}
 	group := s.Group
-	if members(all, group) != len(mine) {
+	if !holdsExactly(all, group, mine) {
 		group = FreshGroup(all, nil)
 		s.Marks = append(s.Marks, group)
 		if s.Persist != nil {
 			if err := s.Persist(); err != nil {
-				return fmt.Errorf("saving the new group before marking: %w", err)
+				return nil, fmt.Errorf("saving the new group before marking: %w", err)
 			}
+		}
+		// Look the devices up again right before marking them.
+		if mine, _, err = s.check(ctx, c, mine); err != nil {
+			return nil, err
 		}
 		reqs := make([][]byte, len(mine))
 		for i, l := range mine {
@@ -286,30 +435,40 @@ func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine, all []nlbat
 		res, st, err := c.Execute(ctx, reqs, 0)
 		p.noteStats(st)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for i, r := range res {
 			if r.Err != nil {
-				return fmt.Errorf("marking %s with group %d: %w", mine[i].Name, group, r.Err)
+				return nil, fmt.Errorf("marking %s with group %d: %w", mine[i].Name, group, r.Err)
 			}
 		}
-		now, err := c.Links()
+		now, err := c.ScanLinks()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if n := members(now, group); n != len(mine) {
-			return fmt.Errorf("group %d holds %d devices after marking %d: refusing to delete by group", group, n, len(mine))
+		if !holdsExactly(now, group, mine) {
+			return nil, fmt.Errorf("group %d holds %d devices after marking %d: refusing to delete by group", group, members(now, group), len(mine))
 		}
 	}
-	res, st, err := c.Execute(ctx, [][]byte{nlbatch.DelGroupRequest(group)}, 1)
-	p.noteStats(st)
-	if err != nil {
-		return err
+	if err := c.Do(ctx, nlbatch.DelGroupRequest(group)); err != nil {
+		return nil, fmt.Errorf("delete group %d: %w", group, err)
 	}
-	if err := res[0].Err; err != nil {
-		return fmt.Errorf("delete group %d: %w", group, err)
+	return indexes(mine), nil
+}
+
+// holdsExactly reports whether group holds devs and nothing else in links.
+func holdsExactly(links []nlbatch.Link, group uint32, devs []nlbatch.Link) bool {
+	want := indexes(devs)
+	n := 0
+	for _, l := range links {
+		if l.Group == group {
+			if !want[l.Index] {
+				return false
+			}
+			n++
+		}
 	}
-	return nil
+	return n == len(devs)
 }
 
 func members(links []nlbatch.Link, group uint32) int {
@@ -324,12 +483,18 @@ func members(links []nlbatch.Link, group uint32) int {
 
 // deleteLowers deletes the lower devices devbulk created (those of mine); the
 // kernel unregisters their upper links in the same batch.
-func deleteLowers(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Link, p *Phase) error {
+func deleteLowers(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Link, p *Phase) (map[int32]bool, error) {
 	if len(s.Lowers) == 0 {
-		return fmt.Errorf("delete strategy lower: the %s links sit on lower devices devbulk did not create; deleting those is not devbulk's call", s.Kind.Name)
+		return nil, fmt.Errorf("delete strategy lower: the %s links sit on lower devices devbulk did not create; deleting those is not devbulk's call", s.Kind.Name)
 	}
-	_, lowers := s.split(mine)
-	return deleteEach(ctx, c, lowers, 0, nil, p)
+	uppers, lowers := s.split(mine)
+	confirmed, err := deleteEach(ctx, c, s, lowers, 0, nil, p)
+	for _, u := range uppers {
+		if confirmed[u.Parent] {
+			confirmed[u.Index] = true // went with its lower device
+		}
+	}
+	return confirmed, err
 }
 
 // deleteNetns releases the dedicated namespace and waits until the kernel

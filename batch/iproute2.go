@@ -2,31 +2,33 @@ package batch
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netns"
 )
 
 // ipCreate creates links with `ip -batch -` inside ns and measures it.
-func ipCreate(ns netns.NsHandle, links []devices.Link) (*Phase, error) {
+func ipCreate(ctx context.Context, ns netns.NsHandle, links []devices.Link) (*Phase, error) {
 	var script strings.Builder
 	for i := range links {
 		script.WriteString(links[i].IPCommand() + "\n")
 	}
 	p := &Phase{Phase: "create", Tool: "iproute2", Strategy: "ip -batch", Devices: len(links)}
-	return p, runIP(ns, p, script.String(), "-batch", "-")
+	return p, runIP(ctx, ns, p, script.String(), "-batch", "-")
 }
 
 // ipDelete deletes s with the iproute2 command equivalent to strategy d,
 // inside ns, and measures it. It returns a nil phase where iproute2 has no
 // equivalent (parallel, netns, module).
-func ipDelete(ns netns.NsHandle, d DeleteStrategy, s *Set) (*Phase, error) {
+func ipDelete(ctx context.Context, ns netns.NsHandle, d DeleteStrategy, s *Set) (*Phase, error) {
 	p := &Phase{Phase: "delete", Tool: "iproute2", Devices: len(s.Links)}
 	each := func(devs []string) (*Phase, error) {
 		var script strings.Builder
@@ -34,7 +36,7 @@ func ipDelete(ns netns.NsHandle, d DeleteStrategy, s *Set) (*Phase, error) {
 			fmt.Fprintf(&script, "link del dev %s\n", n)
 		}
 		p.Strategy = "ip -batch link del"
-		return p, runIP(ns, p, script.String(), "-batch", "-")
+		return p, runIP(ctx, ns, p, script.String(), "-batch", "-")
 	}
 	switch d {
 	case DeleteSerial, DeletePipelined:
@@ -43,7 +45,7 @@ func ipDelete(ns netns.NsHandle, d DeleteStrategy, s *Set) (*Phase, error) {
 		return each(names(s.Lowers))
 	case DeleteGroup, DeleteAuto:
 		p.Strategy = "ip link del group"
-		return p, runIP(ns, p, "", "link", "del", "group", fmt.Sprint(s.Group))
+		return p, runIP(ctx, ns, p, "", "link", "del", "group", fmt.Sprint(s.Group))
 	}
 	return nil, nil
 }
@@ -58,12 +60,12 @@ func names(links []nlbatch.Link) []string {
 
 // runIP runs ip with args and stdin inside ns, filling p's wall and CPU time
 // (those of the ip process).
-func runIP(ns netns.NsHandle, p *Phase, stdin string, args ...string) error {
+func runIP(ctx context.Context, ns netns.NsHandle, p *Phase, stdin string, args ...string) error {
 	path, err := exec.LookPath("ip")
 	if err != nil {
 		return fmt.Errorf("--compare iproute2 needs the ip command (apt-get install iproute2): %w", err)
 	}
-	cmd := exec.Command(path, args...)
+	cmd := child.Command(ctx, path, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"errors"
 	"slices"
 	"time"
 
@@ -16,6 +17,12 @@ type Phase struct {
 	Module   string `json:"module,omitempty"` // the module strategy: the module unloaded
 	Devices  int    `json:"devices"`          // links the phase is about (lower devices not counted)
 	Failed   int    `json:"failed"`           // links the phase could not create or delete
+	// Deleted counts the links (lower devices not counted) whose delete the
+	// kernel confirmed and that a lookup afterwards found gone.
+	Deleted int `json:"deleted,omitempty"`
+	// Left says what became of the recorded devices a delete did not
+	// remove (lower devices included).
+	Left []Leftover `json:"left,omitempty"`
 	// WallNS is the phase's wall time: until the kernel said every device was
 	// done (for netns: until the namespace was freed, see DrainMethod).
 	WallNS int64 `json:"wall_ns"`
@@ -119,6 +126,16 @@ func (p *Phase) noteErrors(errs ...error) {
 		if !slices.Contains(p.Errors, s) {
 			p.Errors = append(p.Errors, s)
 		}
+	}
+}
+
+// merge adds what another phase of the same work saw on its socket.
+func (p *Phase) merge(q *Phase) {
+	p.Window = max(p.Window, q.Window)
+	p.Overruns += q.Overruns
+	p.AcksLost += q.AcksLost
+	for _, e := range q.Errors {
+		p.noteErrors(errors.New(e))
 	}
 }
 

@@ -2,11 +2,14 @@ package batch
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -65,4 +68,81 @@ func namespaces() map[uint64]string {
 func FindNetns(ino uint64) (string, bool) {
 	path, ok := namespaces()[ino]
 	return path, ok
+}
+
+// namedNamespaces lists the namespaces bind-mounted under /run/netns (as
+// `ip netns add` makes them), by path.
+func namedNamespaces() []string {
+	ents, _ := os.ReadDir("/run/netns")
+	var out []string
+	for _, e := range ents {
+		out = append(out, filepath.Join("/run/netns", e.Name()))
+	}
+	return out
+}
+
+// dependentsElsewhere lists the devices in other named namespaces whose
+// lower device (IFLA_LINK with IFLA_LINK_NETNSID) is one of the set's in
+// namespace ours: a macvlan or vlan made with `link X netns B` goes with X.
+func dependentsElsewhere(s *Set, ours netns.NsHandle) ([]string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(ours), &st); err != nil {
+		return nil, err
+	}
+	idx := map[int32]bool{}
+	for _, l := range s.all() {
+		idx[l.Index] = true
+	}
+	var out []string
+	for _, path := range namedNamespaces() {
+		var pst unix.Stat_t
+		if unix.Stat(path, &pst) != nil || pst.Ino == st.Ino {
+			continue
+		}
+		found, err := dependentsIn(path, int(ours), idx)
+		if err != nil {
+			return nil, fmt.Errorf("netns %s: %w", path, err)
+		}
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+// dependentsIn lists the devices of the namespace at path that sit on one of
+// idx in the namespace open as ours.
+func dependentsIn(path string, ours int, idx map[int32]bool) ([]string, error) {
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return nil, nil // gone meanwhile, or not a namespace
+	}
+	defer ns.Close()
+	c, err := nlbatch.Dial(ns, nlbatch.Options{RcvBuf: 1 << 20})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	links, err := c.ScanLinks()
+	if err != nil {
+		return nil, err
+	}
+	var candidates []nlbatch.Link
+	for _, l := range links {
+		if l.HasParentNetns && idx[l.Parent] {
+			candidates = append(candidates, l)
+		}
+	}
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	id, err := c.NetnsID(ours)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range candidates {
+		if l.ParentNetnsID == id {
+			out = append(out, fmt.Sprintf("%s (netns %s)", l.Name, filepath.Base(path)))
+		}
+	}
+	return out, nil
 }

@@ -2,13 +2,14 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/vishvananda/netns"
 )
 
 // CreateOptions describe a create for scripted use in an existing namespace.
@@ -20,25 +21,33 @@ type CreateOptions struct {
 	// when empty devbulk creates its own, of kind Lower.
 	Parents []string
 	Lower   *devices.Kind
-	// Netns and Inode identify the namespace in the record.
+	// NS is the namespace c is bound to; Netns names it in errors.
+	NS    netns.NsHandle
 	Netns string
-	Inode uint64
+	// Taken rejects groups that are already someone's (recorded runs).
+	Taken func(group uint32) bool
+	// Keep persists the set's ownership: called before the first device is
+	// created (complete false, no ifindexes yet) and once every device is
+	// created and recorded (complete true). Forget is called when an undo
+	// removed everything. Either may be nil.
+	Keep   func(s *Set, complete bool) error
+	Forget func() error
 }
 
-// CreateIn creates a run's devices through c and records their ownership
-// before and after. On failure or cancellation it deletes what it created
-// (by group) and removes the record, so nothing is left behind.
-func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Record, error) {
+// CreateIn creates a run's devices through c, having its ownership kept
+// before and after (o.Keep). On failure or cancellation it deletes what it
+// created (by group, with the checks of Delete) and calls o.Forget, so
+// nothing is left behind; when the undo fails the kept ownership stays for
+// `devbulk cleanup`, and the returned set is not nil.
+func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Set, error) {
 	p := Phase{Phase: "create", Tool: "devbulk", Strategy: string(o.Strategy), Devices: o.Devices.Count}
-	existing, err := c.Links()
+	// Advisory: a scan beside a busy creator sees too much rather than too
+	// little, and the kernel refuses a name in use (EEXIST) whatever it saw.
+	existing, err := c.ScanLinks()
 	if err != nil {
 		return p, nil, err
 	}
-	recs, err := LoadRecords()
-	if err != nil {
-		return p, nil, err
-	}
-	o.Devices.Group = FreshGroup(existing, func(g uint32) bool { return GroupRecorded(recs, g) })
+	o.Devices.Group = FreshGroup(existing, o.Taken)
 
 	var lowers []devices.Link
 	if o.Kind.NeedsLower {
@@ -53,26 +62,34 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Re
 	if err := namesFree(existing, links, lowers); err != nil {
 		return p, nil, err
 	}
-
-	rec := &Record{Group: o.Devices.Group, Prefix: o.Devices.Prefix, Kind: o.Kind.Name,
-		Netns: o.Netns, Inode: o.Inode, PID: os.Getpid()}
-	if err := rec.Save(); err != nil {
-		return p, nil, fmt.Errorf("saving the run record: %w", err)
-	}
-	set, _ := rec.Set()
+	set := &Set{Kind: o.Kind, Group: o.Devices.Group, Prefix: o.Devices.Prefix}
 	if len(lowers) > 0 {
 		set.LowerKind = o.Lower
 	}
-	// undo deletes what was created and removes the record; the record
-	// stays (for devbulk cleanup) whenever that cannot be done.
-	undo := func(cause error) (Phase, *Record, error) {
+	keep := func(complete bool) error {
+		if o.Keep == nil {
+			return nil
+		}
+		return o.Keep(set, complete)
+	}
+	if err := keep(false); err != nil {
+		return p, nil, fmt.Errorf("saving the run record: %w", err)
+	}
+	// undo deletes what was created; the kept ownership stays (for devbulk
+	// cleanup) whenever that cannot be done.
+	undo := func(cause error) (Phase, *Set, error) {
 		if err := set.Record(c, linkNames(links), linkNames(lowers)); err != nil {
-			return p, rec, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %v", cause, err)
+			return p, set, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %w", cause, err)
 		}
-		if _, err := Delete(context.Background(), Target{Conn: c}, set, DeleteGroup, DeleteOptions{}); err != nil {
-			return p, rec, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %v", cause, err)
+		if _, err := Delete(context.WithoutCancel(ctx), Target{Conn: c, NS: o.NS}, set, DeleteGroup, DeleteOptions{}); err != nil {
+			_ = keep(false)
+			return p, set, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %w", cause, err)
 		}
-		_ = rec.Remove()
+		if o.Forget != nil {
+			if err := o.Forget(); err != nil {
+				return p, nil, errors.Join(cause, err)
+			}
+		}
 		return p, nil, cause
 	}
 
@@ -96,11 +113,13 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Re
 	if err := set.Record(c, linkNames(links), linkNames(lowers)); err != nil {
 		return undo(err)
 	}
-	rec.Links, rec.Lowers, rec.Complete = set.Links, set.Lowers, true
-	if err := rec.Save(); err != nil {
+	if len(set.Links) != len(links) {
+		return undo(fmt.Errorf("%d of %d links created are not found with the run's group afterwards", len(links)-len(set.Links), len(links)))
+	}
+	if err := keep(true); err != nil {
 		return undo(err)
 	}
-	return p, rec, nil
+	return p, set, nil
 }
 
 // planLowers plans the lower devices that count links of kind k need,
@@ -125,20 +144,16 @@ func createLowers(ctx context.Context, c *nlbatch.Conn, lowers []devices.Link) (
 	if !all(ok) {
 		return nil, fmt.Errorf("creating lower devices: %s", strings.Join(p.Errors, "; "))
 	}
-	now, err := c.Links()
+	now, errs, err := c.LinksByName(ctx, linkNames(lowers))
 	if err != nil {
 		return nil, err
 	}
-	index := make(map[string]int32, len(now))
-	for _, l := range now {
-		index[l.Name] = l.Index
-	}
 	out := make([]devices.Lower, len(lowers))
 	for i, l := range lowers {
-		if index[l.Name] == 0 {
-			return nil, fmt.Errorf("lower device %s vanished after creation", l.Name)
+		if errs[i] != nil || now[i].Group != l.Group {
+			return nil, fmt.Errorf("lower device %s not found with the run's group after creation: %v", l.Name, errs[i])
 		}
-		out[i] = devices.Lower{Index: index[l.Name], Name: l.Name}
+		out[i] = devices.Lower{Index: now[i].Index, Name: l.Name}
 	}
 	return out, nil
 }

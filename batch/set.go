@@ -1,6 +1,8 @@
 package batch
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
+	"golang.org/x/sys/unix"
 )
 
 // Set is what one run created in one namespace, and so what it may delete.
@@ -21,7 +24,8 @@ type Set struct {
 	Marks  []uint32
 	Prefix string
 	// Links are the run's links and Lowers the lower devices devbulk created
-	// for them, as recorded after creation (ifindex and name).
+	// for them, as recorded after creation (ifindex and name). Delete leaves
+	// in them the devices it could not delete (see Phase.Left).
 	Links  []nlbatch.Link
 	Lowers []nlbatch.Link
 	// Persist, when set, saves the set's ownership (a record); Delete calls
@@ -46,18 +50,41 @@ func (s *Set) owner() func(nlbatch.Link) bool {
 
 func (s *Set) hasGroup(g uint32) bool { return g == s.Group || slices.Contains(s.Marks, g) }
 
-// foreignUppers lists the devices stacked on the set's lower devices that are
-// not the set's: deleting a lower device deletes its vlans and macvlans too.
-func (s *Set) foreignUppers(all []nlbatch.Link) []string {
-	lowers := map[int32]bool{}
-	for _, l := range s.Lowers {
-		lowers[l.Index] = true
+// foreignDependents lists the devices of all that are not the set's but
+// depend on one of its devices: uppers (IFLA_LINK: vlan, macvlan, ipvlan),
+// vxlans on it (IFLA_VXLAN_LINK), and devices enslaved to it (IFLA_MASTER).
+// Deleting the set's device would delete or change them.
+func (s *Set) foreignDependents(all []nlbatch.Link) []string {
+	ours := map[int32]bool{}
+	for _, l := range s.all() {
+		ours[l.Index] = true
+	}
+	// A veth's peer was created with it, in the same request, and names it
+	// as its IFLA_LINK while the veth names the peer: it is the run's.
+	peers := map[int32]int32{}
+	if s.Kind != nil && s.Kind.Name == "veth" {
+		for _, l := range s.Links {
+			peers[l.Parent] = l.Index
+		}
+	}
+	byIndex := map[int32]nlbatch.Link{}
+	for _, l := range all {
+		byIndex[l.Index] = l
 	}
 	owns := s.owner()
 	var out []string
 	for _, l := range all {
-		if l.Parent != 0 && lowers[l.Parent] && !owns(l) {
-			out = append(out, l.Name)
+		if owns(l) {
+			continue
+		}
+		if veth, ok := peers[l.Index]; ok && l.Parent == veth && owns(byIndex[veth]) {
+			continue
+		}
+		for _, lower := range l.Lowers() {
+			if ours[lower] {
+				out = append(out, l.Name)
+				break
+			}
 		}
 	}
 	return out
@@ -85,54 +112,105 @@ func (s *Set) split(devs []nlbatch.Link) (uppers, lowers []nlbatch.Link) {
 	return uppers, lowers
 }
 
-// present returns the set's devices still in the namespace, upper links
-// first, and every link of the namespace.
-func (s *Set) present(c *nlbatch.Conn) (mine, all []nlbatch.Link, err error) {
-	all, err = c.Links()
-	if err != nil {
-		return nil, nil, fmt.Errorf("listing links: %w", err)
+// check looks each of devs up by ifindex (atomic lookups, never
+// interrupted by concurrent changes) and returns those that are still the
+// set's, as they are now, and what became of the others.
+func (s *Set) check(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link) (mine []nlbatch.Link, gone []Leftover, err error) {
+	idx := make([]int32, len(devs))
+	for i, l := range devs {
+		idx[i] = l.Index
 	}
-	byIndex := make(map[int32]nlbatch.Link, len(all))
-	for _, l := range all {
-		byIndex[l.Index] = l
+	now, errs, err := c.LinksByIndex(ctx, idx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("looking devices up: %w", err)
 	}
 	owns := s.owner()
-	for _, r := range s.all() {
-		if l, ok := byIndex[r.Index]; ok && owns(l) {
-			mine = append(mine, l)
+	for i, l := range devs {
+		switch {
+		case errs[i] == nil && owns(now[i]):
+			mine = append(mine, now[i])
+		default:
+			gone = append(gone, s.leftover(l, now[i], errs[i]))
 		}
 	}
-	return mine, all, nil
+	return mine, gone, nil
+}
+
+// nameList joins names for a message, at most ten of them.
+func nameList(names []string) string {
+	const most = 10
+	if len(names) <= most {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
+}
+
+// Leftover is a recorded device that is no longer the set's as recorded,
+// or that a delete did not remove.
+type Leftover struct {
+	Link nlbatch.Link `json:"link"` // as recorded
+	// Present says that the device is still there (renamed, moved to another
+	// group, or not deleted): it stays in the set.
+	Present bool   `json:"present"`
+	Why     string `json:"why"`
+}
+
+func (l Leftover) String() string {
+	return fmt.Sprintf("%s (ifindex %d): %s", l.Link.Name, l.Link.Index, l.Why)
+}
+
+// leftover says what became of recorded device rec, found as now (or not,
+// with lookup error err). A device whose ifindex holds neither the recorded
+// name nor one of the run's groups is not the run's any more.
+func (s *Set) leftover(rec, now nlbatch.Link, err error) Leftover {
+	switch {
+	case errors.Is(err, unix.ENODEV):
+		return Leftover{Link: rec, Why: "gone before devbulk deleted it (deleted, or moved to another namespace, by someone else)"}
+	case err != nil:
+		return Leftover{Link: rec, Present: true, Why: fmt.Sprintf("could not be looked up: %v", err)}
+	case now.Name != rec.Name && s.hasGroup(now.Group):
+		return Leftover{Link: rec, Present: true, Why: fmt.Sprintf("renamed to %s by someone else, not deleted", now.Name)}
+	case now.Name == rec.Name && !s.hasGroup(now.Group):
+		// Group is part of ownership: moved out of the run's groups, or
+		// replaced by a device of the same name at the same ifindex.
+		return Leftover{Link: rec, Why: fmt.Sprintf("no longer devbulk's: its ifindex holds %s in group %d (moved out of the run's group, or replaced, by someone else), not deleted", now.Name, now.Group)}
+	case now.Name == rec.Name:
+		return Leftover{Link: rec, Present: true, Why: "not deleted"}
+	}
+	return Leftover{Link: rec, Why: fmt.Sprintf("gone: its ifindex now holds %s, which is not devbulk's", now.Name)}
 }
 
 // Record fills the set from the namespace after creation: links and lowers
-// are the devices named in names and lowerNames that carry the set's group.
+// are the devices named in names and lowerNames that carry the set's
+// group, found by one lookup each (a dump would be interrupted by every
+// concurrent change in a busy namespace).
 func (s *Set) Record(c *nlbatch.Conn, names, lowerNames []string) error {
-	all, err := c.Links()
+	var err error
+	if s.Links, err = s.lookupNamed(c, names); err != nil {
+		return err
+	}
+	s.Lowers, err = s.lookupNamed(c, lowerNames)
+	return err
+}
+
+func (s *Set) lookupNamed(c *nlbatch.Conn, names []string) ([]nlbatch.Link, error) {
+	now, errs, err := c.LinksByName(context.Background(), names)
 	if err != nil {
-		return fmt.Errorf("listing links: %w", err)
+		return nil, fmt.Errorf("looking devices up: %w", err)
 	}
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
-	lower := map[string]bool{}
-	for _, n := range lowerNames {
-		lower[n] = true
-	}
-	s.Links, s.Lowers = nil, nil
-	for _, l := range all {
-		if l.Group != s.Group {
-			continue
-		}
+	var out []nlbatch.Link
+	for i, l := range now {
 		switch {
-		case want[l.Name]:
-			s.Links = append(s.Links, l)
-		case lower[l.Name]:
-			s.Lowers = append(s.Lowers, l)
+		case errors.Is(errs[i], nlbatch.ErrAckLost):
+			// The answer was dropped: ask once more, alone.
+			if l, err := c.LinkByName(names[i]); err == nil && l.Group == s.Group {
+				out = append(out, l)
+			}
+		case errs[i] == nil && l.Group == s.Group:
+			out = append(out, l)
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // Adopt fills the set from the namespace when no ifindexes were recorded
@@ -140,7 +218,7 @@ func (s *Set) Record(c *nlbatch.Conn, names, lowerNames []string) error {
 // set's groups named PREFIX<n>, lowers those named PREFIXl<n>. Without
 // recorded ifindexes, that group and those names are the ownership.
 func (s *Set) Adopt(c *nlbatch.Conn) error {
-	all, err := c.Links()
+	all, err := c.ScanLinks()
 	if err != nil {
 		return fmt.Errorf("listing links: %w", err)
 	}

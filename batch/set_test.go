@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/devbulk/devbulk/devices"
@@ -28,9 +29,11 @@ func TestOwnershipNeedsIndexNameGroupAndPrefix(t *testing.T) {
 			t.Errorf("owns(%+v) = %v, want %v", c.l, got, c.want)
 		}
 	}
-	all := []nlbatch.Link{{Index: 20, Name: "theirs", Parent: 12}, {Index: 21, Name: "dbk5", Group: 7, Parent: 12}, {Index: 22, Name: "x", Parent: 3}}
-	if got := s.foreignUppers(all); len(got) != 2 || got[0] != "theirs" || got[1] != "dbk5" {
-		t.Errorf("foreign uppers %v, want [theirs dbk5]", got)
+	all := []nlbatch.Link{{Index: 20, Name: "theirs", Parent: 12}, {Index: 21, Name: "dbk5", Group: 7, Parent: 12},
+		{Index: 22, Name: "x", Parent: 3}, {Index: 23, Name: "port", Master: 10}, {Index: 24, Name: "vx", Kind: "vxlan", VxlanLink: 11},
+		{Index: 25, Name: "elsewhere", Parent: 10, HasParentNetns: true}, {Index: 10, Name: "dbk0", Group: 7}}
+	if got := s.foreignDependents(all); strings.Join(got, ",") != "theirs,dbk5,port,vx" {
+		t.Errorf("foreign dependents %v, want [theirs dbk5 port vx]", got)
 	}
 }
 
@@ -53,18 +56,5 @@ func TestPercentiles(t *testing.T) {
 	}
 	if pct(v, 50) != 50 || pct(v, 99) != 99 || pct([]int64{4}, 99) != 4 {
 		t.Errorf("p50 %d p99 %d single %d", pct(v, 50), pct(v, 99), pct([]int64{4}, 99))
-	}
-}
-
-func TestRecordMatch(t *testing.T) {
-	r := &Record{Inode: 5, Prefix: "dbk", Kind: "ifb"}
-	for _, c := range []struct {
-		ino          uint64
-		prefix, kind string
-		want         bool
-	}{{5, "", "", true}, {5, "db", "ifb", true}, {6, "", "", false}, {5, "x", "", false}, {5, "", "veth", false}} {
-		if got := r.Match(c.ino, c.prefix, c.kind); got != c.want {
-			t.Errorf("Match(%d, %q, %q) = %v", c.ino, c.prefix, c.kind, got)
-		}
 	}
 }

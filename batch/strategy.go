@@ -64,11 +64,11 @@ func (d DeleteStrategy) Applies(k *devices.Kind, dedicated bool) error {
 	switch d {
 	case DeleteLower:
 		if !k.NeedsLower {
-			return fmt.Errorf("delete strategy lower applies to kinds with a lower device (vlan, macvlan), not %s", k.Name)
+			return fmt.Errorf("%w: delete strategy lower applies to kinds with a lower device (vlan, macvlan), not %s", ErrNotApplicable, k.Name)
 		}
 	case DeleteNetns:
 		if !dedicated {
-			return fmt.Errorf("delete strategy netns needs a namespace devbulk made for the devices (devbulk bench); it would take everything else in the namespace with it")
+			return fmt.Errorf("%w: delete strategy netns needs a namespace devbulk made for the devices (devbulk bench); it would take everything else in the namespace with it", ErrNotApplicable)
 		}
 	}
 	return nil

@@ -80,6 +80,9 @@ func ParseSuite(r io.Reader) (*Suite, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("suite: %w", err)
 	}
+	if dec.More() {
+		return nil, errors.New("suite: data after the suite's JSON object")
+	}
 	if len(s.Scenarios) == 0 {
 		return nil, errors.New("suite: no scenarios")
 	}

@@ -55,19 +55,31 @@ func (k *Kind) LowersNeeded(count int) int {
 // Name returns the name of the i-th link of a run.
 func Name(prefix string, i int) string { return prefix + strconv.Itoa(i) }
 
+// ValidPrefix checks a name prefix: not empty, shorter than an interface
+// name, and only characters interface names may hold.
+func ValidPrefix(prefix string) error {
+	if prefix == "" {
+		return fmt.Errorf("empty name prefix")
+	}
+	if len(prefix) >= maxNameLen {
+		return fmt.Errorf("name prefix %q is %d bytes: interface names take at most %d, with the number", prefix, len(prefix), maxNameLen)
+	}
+	for _, c := range prefix {
+		if c == '/' || c == ':' || c == '%' || c <= ' ' || c > '~' {
+			return fmt.Errorf("name prefix %q: character %q not allowed in interface names", prefix, c)
+		}
+	}
+	return nil
+}
+
 // Validate checks o for kind k without touching the kernel. Its errors name
 // the problem and the valid range.
 func (k *Kind) Validate(o Options) error {
 	if o.Count <= 0 || o.Count > k.MaxCount {
 		return fmt.Errorf("count %d out of range: %s takes 1..%d", o.Count, k.Name, k.MaxCount)
 	}
-	if o.Prefix == "" {
-		return fmt.Errorf("empty name prefix")
-	}
-	for _, c := range o.Prefix {
-		if c == '/' || c == ':' || c == '%' || c <= ' ' || c > '~' {
-			return fmt.Errorf("name prefix %q: character %q not allowed in interface names", o.Prefix, c)
-		}
+	if err := ValidPrefix(o.Prefix); err != nil {
+		return err
 	}
 	longest := Name(o.Prefix, o.Count-1)
 	if k.Name == "veth" {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/internal/netnsstat"
 	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/vishvananda/netns"
@@ -194,7 +194,7 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 				if o.Exec {
 					for i := 0; i < o.PerWorker && ctx.Err() == nil && errs[w] == nil; i++ {
 						created.Add(1)
-						errs[w] = execIteration()
+						errs[w] = execIteration(ctx)
 						released.Add(1)
 					}
 					return
@@ -221,8 +221,8 @@ func counter(mk func(string, int) func(int), label string, total int) func(int) 
 }
 
 // execIteration is one iteration of the classic shell form.
-func execIteration() error {
-	out, err := exec.Command("unshare", "-n", "sh", "-c", "ip link set lo up").CombinedOutput()
+func execIteration(ctx context.Context) error {
+	out, err := child.Command(ctx, "unshare", "-n", "sh", "-c", "ip link set lo up").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("unshare -n: %v: %s", err, strings.TrimSpace(string(out)))
 	}

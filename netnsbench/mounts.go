@@ -1,6 +1,7 @@
 package netnsbench
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/internal/owner"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,56 +21,104 @@ import (
 // crashed run from a running one.
 var MountDir = "/run/devbulk/netns"
 
-// mountRun is one run's directory of bind-mounted namespaces.
-type mountRun struct{ dir string }
+// mountRun is one run's directory of bind-mounted namespaces. Beside the
+// mounts it holds two files that let Cleanup prove a mount is devbulk's
+// before it unmounts it: "owner" (the process, see internal/owner) and
+// "mounts" (each entry's name and the nsfs inode it was given).
+type mountRun struct {
+	dir    string
+	mounts *os.File // "mounts", appended to by keep
+}
+
+const (
+	ownerFile  = "owner"
+	mountsFile = "mounts"
+)
 
 // newMountRun makes the run's directory a shared mount point of its own, as
 // iproute2 does for /run/netns: an unmount here then propagates to the
 // copies that later mount namespaces (`ip netns exec`, systemd units) took,
 // which would otherwise keep a namespace alive after devbulk released it.
 func newMountRun() (*mountRun, error) {
+	if err := os.MkdirAll(MountDir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := safeDir(MountDir); err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(MountDir, fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := owner.Write(filepath.Join(dir, ownerFile)); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	mounts, err := os.OpenFile(filepath.Join(dir, mountsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	if err := unix.Mount(dir, dir, "none", unix.MS_BIND, ""); err != nil {
-		os.Remove(dir)
+		mounts.Close()
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("bind-mount %s on itself: %w", dir, err)
 	}
 	if err := unix.Mount("", dir, "none", unix.MS_SHARED, ""); err != nil {
-		_ = unix.Unmount(dir, unix.MNT_DETACH)
-		os.Remove(dir)
+		_ = unix.Unmount(dir, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+		mounts.Close()
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("make %s a shared mount: %w", dir, err)
 	}
-	return &mountRun{dir: dir}, nil
+	return &mountRun{dir: dir, mounts: mounts}, nil
 }
 
-func (m *mountRun) path(i int) string { return filepath.Join(m.dir, fmt.Sprintf("ns%06d", i)) }
+func entryName(i int) string { return fmt.Sprintf("ns%06d", i) }
 
-// keep bind-mounts the calling thread's network namespace as entry i.
+func (m *mountRun) path(i int) string { return filepath.Join(m.dir, entryName(i)) }
+
+// keep bind-mounts the calling thread's network namespace as entry i and
+// notes the entry's inode.
 func (m *mountRun) keep(i int) error {
 	p := m.path(i)
-	if err := os.WriteFile(p, nil, 0o400); err != nil {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o400)
+	if err != nil {
 		return err
 	}
+	f.Close()
 	if err := unix.Mount("/proc/thread-self/ns/net", p, "none", unix.MS_BIND, ""); err != nil {
 		os.Remove(p)
 		return fmt.Errorf("bind-mount netns on %s: %w", p, err)
 	}
-	return nil
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(m.mounts, "%s %d\n", entryName(i), st.Ino)
+	return err
 }
 
 // release unmounts entry i, which releases its namespace.
 func (m *mountRun) release(i int) error {
 	p := m.path(i)
-	if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
+	if err := unix.Unmount(p, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil {
 		return fmt.Errorf("unmount %s: %w", p, err)
 	}
 	return os.Remove(p)
 }
 
 // remove unmounts whatever entries are left, then the directory itself.
+// Only entries noted in "mounts" that are still nsfs mounts of the noted
+// inode are unmounted (never through a symlink); anything else found in
+// the directory is left, and so is the directory.
 func (m *mountRun) remove() (int, error) {
+	if m.mounts != nil {
+		m.mounts.Close()
+	}
+	noted, err := readMounts(filepath.Join(m.dir, mountsFile))
+	if err != nil {
+		return 0, err
+	}
 	ents, err := os.ReadDir(m.dir)
 	if err != nil {
 		return 0, err
@@ -77,12 +126,17 @@ func (m *mountRun) remove() (int, error) {
 	var errs []error
 	n := 0
 	for _, e := range ents {
-		p := filepath.Join(m.dir, e.Name())
-		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
-			errs = append(errs, fmt.Errorf("unmount %s: %w", p, err))
+		name := e.Name()
+		if name == ownerFile || name == mountsFile {
 			continue
 		}
-		if err := os.Remove(p); err != nil {
+		p := filepath.Join(m.dir, name)
+		ino, ok := noted[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s is not one devbulk made: left alone", p))
+			continue
+		}
+		if err := unmountEntry(p, ino); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -91,16 +145,70 @@ func (m *mountRun) remove() (int, error) {
 	if len(errs) > 0 {
 		return n, errors.Join(errs...)
 	}
-	if err := unix.Unmount(m.dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+	if err := unix.Unmount(m.dir, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil && !errors.Is(err, unix.EINVAL) {
 		return n, fmt.Errorf("unmount %s: %w", m.dir, err)
 	}
+	os.Remove(filepath.Join(m.dir, ownerFile))
+	os.Remove(filepath.Join(m.dir, mountsFile))
 	return n, os.Remove(m.dir)
 }
 
-// owner is the PID in the run directory's name.
-func (m *mountRun) owner() int {
-	pid, _ := strconv.Atoi(strings.SplitN(filepath.Base(m.dir), "-", 2)[0])
-	return pid
+// unmountEntry unmounts p when it is still the nsfs mount of inode ino (a
+// file devbulk made and left unmounted is just removed), then removes it.
+func unmountEntry(p string, ino uint64) error {
+	var lst unix.Stat_t
+	if err := unix.Lstat(p, &lst); err != nil {
+		return err
+	}
+	if lst.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return fmt.Errorf("%s is a symlink, not devbulk's mount: left alone", p)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(p, &fs); err != nil {
+		return err
+	}
+	if fs.Type == unix.NSFS_MAGIC {
+		if lst.Ino != ino {
+			return fmt.Errorf("%s holds namespace inode %d, not the %d devbulk mounted: left alone", p, lst.Ino, ino)
+		}
+		if err := unix.Unmount(p, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil {
+			return fmt.Errorf("unmount %s: %w", p, err)
+		}
+	}
+	return os.Remove(p)
+}
+
+// readMounts reads a run's "mounts" file: entry name → inode.
+func readMounts(path string) (map[string]uint64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]uint64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, ino, ok := strings.Cut(sc.Text(), " ")
+		v, err := strconv.ParseUint(ino, 10, 64)
+		if !ok || err != nil || strings.ContainsRune(name, '/') {
+			return nil, fmt.Errorf("%s: malformed line %q", path, sc.Text())
+		}
+		out[name] = v
+	}
+	return out, sc.Err()
+}
+
+// safeDir checks that dir is a real directory only root (or the caller)
+// can write: entries there decide what Cleanup unmounts.
+func safeDir(dir string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || (st.Uid != 0 && int(st.Uid) != os.Geteuid()) || st.Mode&0o022 != 0 {
+		return fmt.Errorf("%s: not a directory only root can write (a symlink, another owner, or mode %04o): refusing to use it", dir, st.Mode&0o7777)
+	}
+	return nil
 }
 
 // CleanedRun is a run directory that Cleanup removed.
@@ -111,7 +219,8 @@ type CleanedRun struct {
 
 // Cleanup removes the bind-mounted namespaces of every `netns create` run
 // whose devbulk process is gone (killed before it could dismantle them).
-// Runs of a devbulk still running are left alone.
+// Runs of a devbulk still running are left alone, and so is anything in a
+// run directory that devbulk did not make (see mountRun.remove).
 func Cleanup() ([]CleanedRun, error) {
 	ents, err := os.ReadDir(MountDir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -120,14 +229,26 @@ func Cleanup() ([]CleanedRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := safeDir(MountDir); err != nil {
+		return nil, err
+	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	var done []CleanedRun
 	var errs []error
 	for _, e := range ents {
-		m := &mountRun{dir: filepath.Join(MountDir, e.Name())}
-		if !e.IsDir() || m.owner() == 0 || batch.DevbulkRunning(m.owner()) {
+		dir := filepath.Join(MountDir, e.Name())
+		if e.Type()&os.ModeSymlink != 0 || !e.IsDir() {
 			continue
 		}
+		o, err := owner.Read(filepath.Join(dir, ownerFile))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: no devbulk owner file (%v): left alone", dir, err))
+			continue
+		}
+		if o.Alive() {
+			continue
+		}
+		m := &mountRun{dir: dir}
 		n, err := m.remove()
 		if err != nil {
 			errs = append(errs, err)

@@ -3,11 +3,11 @@ package netnsbench
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -17,6 +17,9 @@ import (
 // Payload is what each namespace gets before it is released.
 type Payload struct {
 	Name string
+	// Kind is the device kind a devices:KIND:COUNT payload creates (nil
+	// otherwise): check that the kernel has it before a run starts.
+	Kind *devices.Kind
 	// apply runs on a locked thread inside the namespace, with the run's
 	// parent namespace and the namespace's sequence number.
 	apply func(parent netns.NsHandle, seq int) error
@@ -60,7 +63,7 @@ func ParsePayload(s string) (Payload, error) {
 		if err != nil {
 			return Payload{}, fmt.Errorf("payload %q: %w", s, err)
 		}
-		return Payload{Name: s, apply: func(netns.NsHandle, int) error { return create(links) }}, nil
+		return Payload{Name: s, Kind: k, apply: func(netns.NsHandle, int) error { return create(links) }}, nil
 	}
 	return Payload{}, fmt.Errorf("unknown payload %q (valid: lo-up, devices:KIND:COUNT, veth, exec:CMD)", s)
 }
@@ -131,9 +134,10 @@ func vethToParent(parent netns.NsHandle, seq int) error {
 	return res[0].Err
 }
 
-// run runs a shell command, which inherits the locked thread's namespace.
+// run runs a shell command, which inherits the locked thread's namespace
+// and dies with devbulk (a terminal's Ctrl-C reaches its process group).
 func run(cmd string) error {
-	out, err := exec.Command("/bin/sh", "-c", cmd).CombinedOutput()
+	out, err := child.Command(context.Background(), "/bin/sh", "-c", cmd).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("exec %q: %v: %s", cmd, err, strings.TrimSpace(string(out)))
 	}

@@ -1,9 +1,7 @@
 package nlbatch
 
 import (
-	"context"
 	"encoding/binary"
-	"errors"
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -20,6 +18,32 @@ type Link struct {
 	Group  uint32
 	Parent int32 // IFLA_LINK: the lower device of a vlan or macvlan
 	Flags  uint32
+	// ParentNetnsID is IFLA_LINK_NETNSID: Parent is an ifindex in the
+	// namespace with this id (as this namespace numbers it), not in this one.
+	// Valid only when HasParentNetns.
+	ParentNetnsID  int32 `json:",omitempty"`
+	HasParentNetns bool  `json:",omitempty"`
+	// Master is IFLA_MASTER: the bridge or bond the device is enslaved to.
+	Master int32 `json:",omitempty"`
+	// VxlanLink is a vxlan's IFLA_VXLAN_LINK: the device it sits on, which
+	// takes the vxlan with it when deleted (vxlan has no IFLA_LINK).
+	VxlanLink int32 `json:",omitempty"`
+}
+
+// Lowers lists the ifindexes in the same namespace whose deletion deletes
+// or changes l: its IFLA_LINK lower, its master and its vxlan lower device.
+func (l Link) Lowers() []int32 {
+	var out []int32
+	if l.Parent != 0 && !l.HasParentNetns {
+		out = append(out, l.Parent)
+	}
+	if l.Master != 0 {
+		out = append(out, l.Master)
+	}
+	if l.VxlanLink != 0 {
+		out = append(out, l.VxlanLink)
+	}
+	return out
 }
 
 // Links lists every link of the socket's namespace. Statistics are not
@@ -48,23 +72,6 @@ func (c *Conn) LinkByName(name string) (Link, error) {
 // LinkByIndex looks one link up; the error wraps unix.ENODEV when absent.
 func (c *Conn) LinkByIndex(index int32) (Link, error) {
 	return c.getLink(GetLinkRequest(index, ""))
-}
-
-func (c *Conn) getLink(req []byte) (Link, error) {
-	res, _, err := c.Execute(context.Background(), [][]byte{req}, 1)
-	if err != nil {
-		return Link{}, err
-	}
-	r := res[0]
-	if r.Err != nil {
-		return Link{}, r.Err
-	}
-	for _, m := range r.Replies {
-		if binary.NativeEndian.Uint16(m[4:6]) == unix.RTM_NEWLINK {
-			return ParseLink(m)
-		}
-	}
-	return Link{}, errors.New("RTM_GETLINK: no link in the reply")
 }
 
 // GetLinkRequest builds an RTM_GETLINK for one link by index or name, or,
@@ -135,12 +142,31 @@ func ParseLink(msg []byte) (Link, error) {
 			if len(v) >= 4 {
 				l.Parent = int32(binary.NativeEndian.Uint32(v))
 			}
+		case unix.IFLA_LINK_NETNSID:
+			if len(v) >= 4 {
+				l.ParentNetnsID, l.HasParentNetns = int32(binary.NativeEndian.Uint32(v)), true
+			}
+		case unix.IFLA_MASTER:
+			if len(v) >= 4 {
+				l.Master = int32(binary.NativeEndian.Uint32(v))
+			}
 		case unix.IFLA_LINKINFO:
+			var data []byte
 			forEachAttr(v, func(typ uint16, v []byte) {
-				if typ == unix.IFLA_INFO_KIND {
+				switch typ {
+				case unix.IFLA_INFO_KIND:
 					l.Kind = cString(v)
+				case unix.IFLA_INFO_DATA:
+					data = v
 				}
 			})
+			if l.Kind == "vxlan" {
+				forEachAttr(data, func(typ uint16, v []byte) {
+					if typ == unix.IFLA_VXLAN_LINK && len(v) >= 4 {
+						l.VxlanLink = int32(binary.NativeEndian.Uint32(v))
+					}
+				})
+			}
 		}
 	})
 	return l, nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/runs"
 )
 
 // devbulk builds the command once per test binary.
@@ -176,8 +177,8 @@ func TestCreateAndDeleteInNamedNetns(t *testing.T) {
 		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
 	}
 	var doc struct {
-		Create batch.Phase   `json:"create"`
-		Record *batch.Record `json:"record"`
+		Create batch.Phase  `json:"create"`
+		Record *runs.Record `json:"record"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("create --json: %v\n%s", err, r.stdout)

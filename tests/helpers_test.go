@@ -37,6 +37,9 @@ func probeKinds() {
 
 func needRoot(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short runs the unit tests only")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("integration tests need root (CAP_NET_ADMIN) to make network namespaces")
 	}

@@ -25,6 +25,9 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
-# A short fuzzing pass over the ACK / ext-ack parser (its seeds also run below).
+# Short fuzzing passes (their seeds also run below): the ACK / ext-ack
+# parser, record parsing, and the --netns resolver.
 go test ./nlbatch -run '^$' -fuzz FuzzParseAck -fuzztime 15s
+go test ./runs -run '^$' -fuzz FuzzParseRecord -fuzztime 15s
+go test ./runs -run '^$' -fuzz FuzzNetnsPath -fuzztime 10s
 go run gotest.tools/gotestsum@v1.13.0 --format testname -- -race -count=1 -timeout 30m ./...

@@ -11,6 +11,7 @@ import (
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/kmod"
 	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/runs"
 )
 
 // Every delete strategy, on every kind this kernel has: the run's devices
@@ -54,7 +55,6 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 		// Unloading is the whole point: load it again for the next test.
 		t.Cleanup(func() { reload(t, k) })
 	}
-	batch.StateDir = t.TempDir()
 	s := newScratch(t)
 	lowerKind := devices.LowerKind(probe)
 	plainKind := bystanderKind(k)
@@ -73,10 +73,10 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 		own = append(own, lower, s.add(t, upper[0]))
 	}
 
-	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
+	_, rec, err := newStore(t).Create(context.Background(), s.conn, batch.CreateOptions{
 		Kind: k, Devices: devices.Options{Count: n, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
-		Lower: lowerKind, Netns: "test", Inode: s.inode(t),
-	})
+		Lower: lowerKind, NS: s.ns.NS, Netns: "test",
+	}, s.inode(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 	}
 	own = append(own, intruders...)
 
-	set, err := rec.Set()
+	set, err := rec.Set(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +99,8 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 	if err != nil {
 		t.Fatalf("delete: %v (phase %+v)", err, p)
 	}
-	if p.Devices != n || p.Failed != 0 || len(p.Errors) != 0 {
-		t.Errorf("phase: %d devices, %d failed, errors %v", p.Devices, p.Failed, p.Errors)
+	if p.Devices != n || p.Deleted != n || p.Failed != 0 || len(p.Errors) != 0 || len(p.Left) != 0 {
+		t.Errorf("phase: %d devices, %d deleted, %d failed, errors %v, left %v", p.Devices, p.Deleted, p.Failed, p.Errors, p.Left)
 	}
 	if d == batch.DeleteNetns {
 		// The namespace and everything in it are gone; the kernel's
@@ -114,19 +114,29 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 	s.requirePresent(t, string(d)+" delete (the test made it)", own...)
 }
 
-// createRun makes a run of n links of kind k through batch.CreateIn, with
-// records in a directory of the test's own.
-func createRun(t *testing.T, s *scratch, k *devices.Kind, n int) *batch.Record {
+// newStore is a record store in a directory of the test's own.
+func newStore(t *testing.T) *runs.Store {
 	t.Helper()
-	batch.StateDir = t.TempDir()
-	_, rec, err := batch.CreateIn(context.Background(), s.conn, batch.CreateOptions{
-		Kind: k, Devices: devices.Options{Count: n, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
-		Lower: devices.LowerKind(probe), Netns: "test", Inode: s.inode(t),
-	})
+	st, err := runs.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rec
+	return st
+}
+
+// createRun makes a run of n links of kind k through runs.Store.Create, with
+// records in a directory of the test's own.
+func createRun(t *testing.T, s *scratch, k *devices.Kind, n int) (*runs.Store, *runs.Record) {
+	t.Helper()
+	st := newStore(t)
+	_, rec, err := st.Create(context.Background(), s.conn, batch.CreateOptions{
+		Kind: k, Devices: devices.Options{Count: n, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
+		Lower: devices.LowerKind(probe), NS: s.ns.NS, Netns: "test",
+	}, s.inode(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, rec
 }
 
 // The module strategy is refused, with the "unsupported here" error, where
@@ -137,8 +147,8 @@ func TestModuleStrategyUnsupportedHere(t *testing.T) {
 		t.Skip("ifb is a loaded module here: the VM suite tests unloading")
 	}
 	s := newScratch(t)
-	rec := createRun(t, s, k, 10)
-	set, _ := rec.Set()
+	_, rec := createRun(t, s, k, 10)
+	set, _ := rec.Set(nil)
 	_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
 	if !errors.Is(err, batch.ErrUnsupported) {
 		t.Fatalf("module delete: %v, want ErrUnsupported", err)
@@ -151,14 +161,15 @@ func TestModuleStrategyUnsupportedHere(t *testing.T) {
 func TestForeignUpperOnOurLowerIsRefused(t *testing.T) {
 	k := needKind(t, "macvlan")
 	s := newScratch(t)
-	rec := createRun(t, s, k, 10)
+	_, rec := createRun(t, s, k, 10)
 	lower := rec.Lowers[0]
 	upper, _ := k.Plan(devices.Options{Count: 1, Prefix: "theirs", Lowers: []devices.Lower{{Index: lower.Index, Name: lower.Name}}})
 	theirs := s.add(t, upper[0])
 	for _, d := range []batch.DeleteStrategy{batch.DeleteGroup, batch.DeleteLower, batch.DeleteSerial} {
-		set, _ := rec.Set()
-		if _, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, d, batch.DeleteOptions{}); err == nil {
-			t.Errorf("%s delete went ahead with %s on devbulk's lower device", d, theirs.Name)
+		set, _ := rec.Set(nil)
+		_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, d, batch.DeleteOptions{})
+		if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), theirs.Name) {
+			t.Errorf("%s delete with %s on devbulk's lower device: %v, want ErrForeignDependents naming it", d, theirs.Name, err)
 		}
 	}
 	s.requirePresent(t, "a refused delete", append(rec.Links, theirs, lower)...)
@@ -169,25 +180,25 @@ func TestForeignUpperOnOurLowerIsRefused(t *testing.T) {
 func TestInterruptedRemarkIsRecovered(t *testing.T) {
 	k := needKind(t, "ifb")
 	s := newScratch(t)
-	rec := createRun(t, s, k, 40)
+	st, rec := createRun(t, s, k, 40)
 	intruder := s.add(t, devices.Link{Kind: k, Name: "intr"})
 	s.setGroup(t, intruder, rec.Group)
 	// What an interrupted delete leaves: a saved mark, half the devices moved.
 	const mark = 0x7eadbeef
 	rec.Marks = []uint32{mark}
-	if err := rec.Save(); err != nil {
+	if err := st.Save(rec); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range rec.Links[:20] {
 		s.setGroup(t, l, mark)
 	}
-	loaded, err := batch.LoadRecords()
-	if err != nil || len(loaded) != 1 {
-		t.Fatalf("records: %v %v", loaded, err)
+	loaded, bad, err := st.Load()
+	if err != nil || len(loaded) != 1 || len(bad) != 0 {
+		t.Fatalf("records: %v %v %v", loaded, bad, err)
 	}
-	set, _ := loaded[0].Set()
+	set, _ := loaded[0].Set(nil)
 	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{})
-	if err != nil || p.Failed != 0 {
+	if err != nil || p.Failed != 0 || p.Deleted != 40 {
 		t.Fatalf("delete: %v, phase %+v", err, p)
 	}
 	s.requireGone(t, "the resumed group delete", rec.Links...)
@@ -231,8 +242,8 @@ func TestModuleStrategyRefusesForeignDevices(t *testing.T) {
 	s := newScratch(t)
 	other := newScratch(t)
 	theirs := other.add(t, devices.Link{Kind: k, Name: "theirs0"})
-	rec := createRun(t, s, k, 10)
-	set, _ := rec.Set()
+	_, rec := createRun(t, s, k, 10)
+	set, _ := rec.Set(nil)
 	_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
 	if err == nil || !strings.Contains(err.Error(), "theirs0") {
 		t.Fatalf("module delete with a foreign %s elsewhere: %v", k.Name, err)

@@ -3,9 +3,11 @@ package vm
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"debug/elf"
 	"encoding/json"
 	"fmt"
+	"github.com/devbulk/devbulk/internal/child"
 	"io"
 	"os"
 	"os/exec"
@@ -122,7 +124,7 @@ func addProgram(files map[string]string, guestPath, hostPath string) error {
 	if !dynamic {
 		return nil
 	}
-	out, err := exec.Command("ldd", hostPath).Output()
+	out, err := child.Command(context.Background(), "ldd", hostPath).Output()
 	if err != nil {
 		return fmt.Errorf("ldd %s: %w", hostPath, err)
 	}

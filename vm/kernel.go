@@ -2,8 +2,10 @@ package vm
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk/internal/child"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,7 +163,7 @@ func LocalKernel(vmlinuz, modules string) (*Kernel, error) {
 // run runs a command in dir and returns its stdout; the error carries the
 // first line of its stderr.
 func run(dir, name string, args ...string) (string, error) {
-	cmd := exec.Command(name, args...)
+	cmd := child.Command(context.Background(), name, args...)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk/internal/child"
+	"github.com/devbulk/devbulk/internal/owner"
 	"io"
 	"os"
 	"os/exec"
@@ -99,8 +101,12 @@ func (b *booted) port(n int) io.Reader {
 // ends; a guest that died without an exit code is reported in b.err with
 // the end of its console.
 func boot(ctx context.Context, qemu string, cfg Config, args []string) (*booted, error) {
-	dir, err := os.MkdirTemp("", "devbulk-vm")
+	dir, err := os.MkdirTemp("", workDirPattern)
 	if err != nil {
+		return nil, err
+	}
+	if err := owner.Write(filepath.Join(dir, ownerFile)); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	b := &booted{dir: dir}
@@ -128,7 +134,7 @@ func boot(ctx context.Context, qemu string, cfg Config, args []string) (*booted,
 	for n := 0; n < 4; n++ {
 		qargs = append(qargs, "-serial", "file:"+filepath.Join(dir, fmt.Sprintf("ttyS%d", n)))
 	}
-	cmd := exec.CommandContext(ctx, qemu, qargs...)
+	cmd := child.Command(ctx, qemu, qargs...)
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		defer os.RemoveAll(dir)

@@ -8,11 +8,12 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/runs"
 	"github.com/urfave/cli/v2"
 )
 
 var (
-	netnsFlag = &cli.StringFlag{Name: "netns", Usage: "namespace: a `NAME` from `ip netns list`, or \"current\""}
+	netnsFlag = &cli.StringFlag{Name: "netns", Usage: "namespace: a `NAME` from `ip netns list`, a path to a namespace file (/proc/PID/ns/net), or \"current\" for devbulk's own"}
 )
 
 func createCommand() *cli.Command {
@@ -73,26 +74,36 @@ func create(c *cli.Context) error {
 	if err := requireKind(k, sup); err != nil {
 		return err
 	}
+	store, err := openStore()
+	if err != nil {
+		return err
+	}
+	bad, stale, err := store.Survey()
+	if err != nil {
+		return err
+	}
+	warnBad(c, bad)
+	warnStale(c, stale)
 	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	p, rec, err := batch.CreateIn(c.Context, conn, batch.CreateOptions{
+	p, rec, err := store.Create(c.Context, conn, batch.CreateOptions{
 		Kind: k, Devices: dev, Strategy: strategy, Parents: parents, Lower: devices.LowerKind(works),
-		Netns: c.String("netns"), Inode: ino,
-	})
+		NS: ns, Netns: c.String("netns"),
+	}, ino)
 	if err != nil {
 		return err
 	}
 	if c.Bool("json") {
 		return json.NewEncoder(c.App.Writer).Encode(struct {
-			Phase  batch.Phase   `json:"create"`
-			Record *batch.Record `json:"record"`
+			Phase  batch.Phase  `json:"create"`
+			Record *runs.Record `json:"record"`
 		}{p, rec})
 	}
-	fmt.Fprintf(c.App.Writer, "created %d %s links %s0..%s%d in netns %s (group %d) in %s: %.3f ms/device\n",
-		len(rec.Links), k.Name, rec.Prefix, rec.Prefix, len(rec.Links)-1, rec.Netns, rec.Group,
+	fmt.Fprintf(c.App.Writer, "created %d %s links %s..%s in netns %s (group %d) in %s: %.3f ms/device\n",
+		len(rec.Links), k.Name, rec.Links[0].Name, rec.Links[len(rec.Links)-1].Name, rec.Netns, rec.Group,
 		batch.FormatNS(p.WallNS), p.MsPerDevice)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/runs"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,6 +21,7 @@ func deleteCommand() *cli.Command {
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: "serial, pipelined, parallel, group, lower, module or auto (group)"},
 			&cli.StringFlag{Name: "prefix", Usage: "only runs whose prefix starts with `P`"},
 			&cli.StringFlag{Name: "kind", Usage: "only runs of kind `K`"},
+			&cli.BoolFlag{Name: "force", Usage: "delete a run even while the devbulk that made it still runs"},
 			workersFlag, jsonFlag,
 		},
 		Action: deleteAction,
@@ -34,8 +36,8 @@ func deleteAction(c *cli.Context) error {
 	if err != nil {
 		return usage(err)
 	}
-	if d == batch.DeleteNetns {
-		return usage(d.Applies(devices.Ifb, false))
+	if err := d.Applies(devices.Ifb, false); d == batch.DeleteNetns {
+		return usage(err)
 	}
 	if kind := c.String("kind"); kind != "" {
 		if _, err := devices.Lookup(kind); err != nil {
@@ -51,61 +53,65 @@ func deleteAction(c *cli.Context) error {
 		return err
 	}
 	defer ns.Close()
-	recs, err := batch.LoadRecords()
+	store, err := openStore()
 	if err != nil {
 		return err
-	}
-	var sets []*batch.Set
-	var mine []*batch.Record
-	for _, r := range recs {
-		if !r.Match(ino, c.String("prefix"), c.String("kind")) {
-			continue
-		}
-		s, err := r.Set()
-		if err != nil {
-			return err
-		}
-		if err := d.Applies(s.Kind, false); err != nil {
-			return usage(err)
-		}
-		if d == batch.DeleteModule {
-			if err := batch.ModuleLoaded(s.Kind); err != nil {
-				return err
-			}
-		}
-		sets, mine = append(sets, s), append(mine, r)
-	}
-	if len(sets) == 0 {
-		fmt.Fprintf(c.App.ErrWriter, "devbulk: no devbulk runs recorded in netns %s\n", c.String("netns"))
-		return nil
 	}
 	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	var phases []batch.Phase
-	var errs []error
-	for i, s := range sets {
-		p, err := batch.Delete(c.Context, batch.Target{Conn: conn, NS: ns}, s, d, batch.DeleteOptions{Workers: w})
-		phases = append(phases, p)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("run %s (group %d): %w", mine[i].Prefix, mine[i].Group, err))
-			continue
-		}
-		if err := mine[i].Remove(); err != nil {
-			errs = append(errs, err)
-		}
+	rep, err := store.Delete(c.Context, conn, runs.DeleteOptions{Netns: c.String("netns"), NS: ns, Inode: ino,
+		Prefix: c.String("prefix"), Kind: c.String("kind"), Strategy: d, Workers: w, Force: c.Bool("force")})
+	if err != nil {
+		return err
+	}
+	warnBad(c, rep.Bad)
+	warnStale(c, rep.Stale)
+	if len(rep.Runs) == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "devbulk: no devbulk runs recorded in netns %s\n", c.String("netns"))
+		return nil
 	}
 	if c.Bool("json") {
+		phases := make([]batch.Phase, len(rep.Runs))
+		for i, o := range rep.Runs {
+			phases[i] = o.Phase
+		}
 		if err := json.NewEncoder(c.App.Writer).Encode(map[string]any{"delete": phases}); err != nil {
 			return err
 		}
 	} else {
-		for i, p := range phases {
-			fmt.Fprintf(c.App.Writer, "deleted %d %s links %s* by %s in %s: %.3f ms/device\n",
-				p.Devices-p.Failed, sets[i].Kind.Name, sets[i].Prefix, p.Strategy, batch.FormatNS(p.WallNS), p.MsPerDevice)
+		for _, o := range rep.Runs {
+			printDeleted(c, o)
 		}
 	}
-	return errors.Join(errs...)
+	err = rep.Err()
+	if len(rep.Bad) > 0 {
+		// Their runs were not touched: say so in the exit status too.
+		err = errors.Join(err, fmt.Errorf("%d malformed records ignored, their devices not deleted (see above)", len(rep.Bad)))
+	}
+	return err
+}
+
+// printDeleted says what the kernel confirmed deleted, and what is left.
+func printDeleted(c *cli.Context, o runs.Outcome) {
+	p, r := o.Phase, o.Record
+	switch {
+	case errors.Is(o.Err, runs.ErrRunning):
+		return // the error says it
+	case c.Context.Err() != nil:
+		fmt.Fprintf(c.App.Writer, "interrupted: deleted %d of %d %s links %s* by %s\n", p.Deleted, p.Devices, r.Kind, r.Prefix, p.Strategy)
+	case p.Deleted == 0:
+		fmt.Fprintf(c.App.Writer, "deleted none of %d %s links %s*\n", p.Devices, r.Kind, r.Prefix)
+	default:
+		fmt.Fprintf(c.App.Writer, "deleted %d of %d %s links %s* by %s in %s: %.3f ms/device\n",
+			p.Deleted, p.Devices, r.Kind, r.Prefix, p.Strategy, batch.FormatNS(p.WallNS), p.MsPerDevice)
+	}
+	for _, l := range p.Left {
+		fmt.Fprintf(c.App.Writer, "  left: %s\n", l)
+	}
+	if !o.Removed {
+		fmt.Fprintf(c.App.Writer, "  the record of %s stays, for the %d devices left\n", r, r.Devices())
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/runs"
 	"github.com/devbulk/devbulk/vm"
 	"github.com/urfave/cli/v2"
 	"github.com/vishvananda/netns"
@@ -85,34 +87,37 @@ func targetNetns(c *cli.Context) (netns.NsHandle, uint64, error) {
 	if err := needNetAdmin(); err != nil {
 		return 0, 0, err
 	}
-	return namespace(c.String("netns"))
+	h, ino, err := runs.OpenNetns(c.String("netns"))
+	if errors.Is(err, runs.ErrBadNetns) {
+		return h, ino, usage(err)
+	}
+	return h, ino, err
 }
 
-// namespace opens the namespace named by --netns: "current" or a name made
-// by `ip netns add`. It returns the handle and its inode.
-func namespace(name string) (netns.NsHandle, uint64, error) {
-	var h netns.NsHandle
-	var err error
-	switch name {
-	case "":
-		return 0, 0, usagef("--netns is required: a name from `ip netns list`, or \"current\" to work in devbulk's own namespace")
-	case "current":
-		h, err = netns.GetFromPath("/proc/self/ns/net")
-	default:
-		h, err = netns.GetFromName(name)
-		if err != nil {
-			return 0, 0, usagef("netns %q not found under /run/netns (create it with `ip netns add %s`)", name, name)
-		}
+// stateDir is where records are kept (DEVBULK_STATE_DIR, for tests and
+// for running devbulks side by side).
+func stateDir() string {
+	if dir := os.Getenv("DEVBULK_STATE_DIR"); dir != "" {
+		return dir
 	}
-	if err != nil {
-		return 0, 0, err
+	return runs.DefaultDir
+}
+
+// openStore opens the record store; an unsafe directory is refused.
+func openStore() (*runs.Store, error) { return runs.Open(stateDir()) }
+
+// warnBad reports record files that are not records, once per command.
+func warnBad(c *cli.Context, bad []runs.Bad) {
+	for _, b := range bad {
+		fmt.Fprintf(c.App.ErrWriter, "devbulk: ignoring %v (devbulk cleanup moves it aside)\n", b.Err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(h), &st); err != nil {
-		h.Close()
-		return 0, 0, err
+}
+
+// warnStale names records whose namespace is gone.
+func warnStale(c *cli.Context, stale []*runs.Record) {
+	for _, r := range stale {
+		fmt.Fprintf(c.App.ErrWriter, "devbulk: stale record: %s: its namespace is gone or replaced (devbulk cleanup prunes it)\n", r)
 	}
-	return h, st.Ino, nil
 }
 
 // isTerminal reports whether fd is a terminal. A VM guest's outputs are

@@ -15,6 +15,7 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/netnsbench"
+	"github.com/devbulk/devbulk/runs"
 	"github.com/devbulk/devbulk/vm"
 	"github.com/urfave/cli/v2"
 )
@@ -33,7 +34,6 @@ func main() {
 		batch.Version = info.Main.Version
 	}
 	if dir := os.Getenv("DEVBULK_STATE_DIR"); dir != "" {
-		batch.StateDir = dir
 		netnsbench.MountDir = filepath.Join(dir, "netns")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -49,15 +49,18 @@ func main() {
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
 	for _, c := range app.Commands {
-		c.OnUsageError = app.OnUsageError
+		c.OnUsageError, c.Before = app.OnUsageError, outputsWritable
 		for _, sub := range c.Subcommands {
-			sub.OnUsageError = app.OnUsageError
+			sub.OnUsageError, sub.Before = app.OnUsageError, outputsWritable
 		}
 	}
 	if vm.IsGuest() {
 		runGuest(app)
 	}
-	err := app.RunContext(ctx, os.Args)
+	args, err := commandLine(app, os.Args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	os.Exit(exitCode(ctx, err))
 }
 
@@ -90,7 +93,7 @@ func exitCode(ctx context.Context, err error) int {
 		return ee.code
 	case errors.Is(err, batch.ErrUnsupported):
 		return exitUnsupported
-	case errors.Is(err, batch.ErrConflict):
+	case errors.Is(err, batch.ErrConflict), errors.Is(err, batch.ErrNotApplicable), errors.Is(err, runs.ErrBadNetns):
 		return exitUsage
 	}
 	return exitFailed

@@ -88,6 +88,15 @@ func churn(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
+	if p.Kind != nil {
+		_, sup, err := support(p.Kind)
+		if err != nil {
+			return err
+		}
+		if err := requireKind(p.Kind, sup); err != nil {
+			return fmt.Errorf("payload %s: %w", p.Name, err)
+		}
+	}
 	r, err := netnsbench.Churn(c.Context, o)
 	if err == nil && c.String("compare") == "exec" {
 		o.Exec = true

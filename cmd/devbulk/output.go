@@ -83,6 +83,24 @@ func writeSVG(c *cli.Context, draw func() (*plot.Plot, error)) error {
 	return writeFile(path, func(w io.Writer) error { return charts.WriteSVG(w, p) })
 }
 
+// outputsWritable creates the files that --svg, --series and --output
+// name before a command runs, so that a path that cannot be written is
+// found before minutes of work, not after.
+func outputsWritable(c *cli.Context) error {
+	for _, name := range []string{"svg", "series", "output"} {
+		path := c.String(name)
+		if path == "" || path == "-" {
+			continue
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return usagef("--%s: %v", name, err)
+		}
+		f.Close()
+	}
+	return nil
+}
+
 // writeFile creates path and fills it with write.
 func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)

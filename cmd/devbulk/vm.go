@@ -49,6 +49,9 @@ func vmAction(c *cli.Context) error {
 	default:
 		return usagef("--accel %q: valid are kvm and tcg", c.String("accel"))
 	}
+	if c.Duration("timeout") <= 0 {
+		return usagef("--timeout %s out of range: a positive duration, as in 30m", c.Duration("timeout"))
+	}
 	if c.String("modules") != "" && c.String("kernel") == "debian" {
 		return usagef("--modules goes with --kernel PATH (the Debian kernel brings its own)")
 	}
@@ -84,7 +87,11 @@ var errSilent = errors.New("")
 
 func guestKernel(kernel, modules string) (*vm.Kernel, error) {
 	if kernel != "debian" {
-		return vm.LocalKernel(kernel, modules)
+		k, err := vm.LocalKernel(kernel, modules)
+		if err != nil {
+			return nil, usage(err) // a kernel path that is not one
+		}
+		return k, nil
 	}
 	dir, err := vm.DefaultCache()
 	if err != nil {

@@ -1,0 +1,114 @@
+// Package owner identifies a process across pid reuse and reboots, so that
+// state a devbulk process left behind is cleaned up only once that very
+// process is gone.
+//
+// A pid alone is not an identity: pids are reused, and a renamed binary or a
+// recycled pid fools any test of /proc/PID/comm. An Owner is the pid, the
+// process's start time (field 22 of /proc/PID/stat, in clock ticks since
+// boot) and the boot id; a process is alive when all three match.
+package owner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Owner identifies one process.
+type Owner struct {
+	PID    int    `json:"pid"`
+	Start  uint64 `json:"start_ticks"` // /proc/PID/stat field 22
+	BootID string `json:"boot_id"`     // /proc/sys/kernel/random/boot_id
+}
+
+// Self is the calling process.
+func Self() Owner {
+	o := Owner{PID: os.Getpid(), BootID: bootID()}
+	o.Start, _ = startTime(o.PID)
+	return o
+}
+
+func (o Owner) String() string { return fmt.Sprintf("pid %d", o.PID) }
+
+// Alive reports whether the process o names still runs: same boot, and a
+// process with o's pid that started when o did.
+func (o Owner) Alive() bool {
+	if o.PID <= 0 || o.BootID == "" || o.BootID != bootID() {
+		return false
+	}
+	start, err := startTime(o.PID)
+	return err == nil && start == o.Start
+}
+
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// startTime reads field 22 of /proc/PID/stat. The command name (field 2)
+// may hold spaces and parentheses: fields are counted after its last ')'.
+func startTime(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStart(b)
+}
+
+func parseStart(stat []byte) (uint64, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("/proc/PID/stat: no command name")
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	// f[0] is field 3 (state): field 22 is f[19].
+	if len(f) < 20 {
+		return 0, errors.New("/proc/PID/stat: too few fields")
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// Write creates the file path holding the calling process's identity. It
+// refuses to follow a symlink or to reuse an existing file.
+func Write(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	err = json.NewEncoder(f).Encode(Self())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Read reads an owner file that Write made, without following a symlink.
+func Read(path string) (Owner, error) {
+	var o Owner
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return o, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return o, err
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return o, fmt.Errorf("%s: %w", path, err)
+	}
+	if o.PID <= 0 || o.BootID == "" {
+		return o, fmt.Errorf("%s: no pid or boot id", path)
+	}
+	return o, nil
+}

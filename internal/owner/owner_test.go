@@ -1,0 +1,85 @@
+package owner
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// Liveness is pid, start time and boot id together: not the name of the
+// binary, and not the pid alone.
+func TestAliveNeedsPidStartAndBoot(t *testing.T) {
+	self := Self()
+	if !self.Alive() || self.Start == 0 {
+		t.Fatalf("Self() = %+v is not alive", self)
+	}
+	// A process of any name is alive under its own identity (a renamed
+	// devbulk binary keeps its runs).
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	start, err := startTime(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := Owner{PID: cmd.Process.Pid, Start: start, BootID: self.BootID}
+	if !other.Alive() {
+		t.Errorf("running sleep %+v reported dead", other)
+	}
+	for name, o := range map[string]Owner{
+		"recycled pid (other start time)": {PID: self.PID, Start: self.Start + 1, BootID: self.BootID},
+		"another boot":                    {PID: self.PID, Start: self.Start, BootID: "00000000-0000-0000-0000-000000000000"},
+		"no such pid":                     {PID: 1 << 30, Start: self.Start, BootID: self.BootID},
+		"zero":                            {},
+	} {
+		if o.Alive() {
+			t.Errorf("%s: %+v reported alive", name, o)
+		}
+	}
+}
+
+func TestParseStartSkipsTheCommandName(t *testing.T) {
+	stat := "4242 (dev bulk) (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10"
+	got, err := parseStart([]byte(stat))
+	if err != nil || got != 987654 {
+		t.Errorf("parseStart = %d, %v; want 987654", got, err)
+	}
+	if _, err := parseStart([]byte("4242 (x) S 1 2")); err == nil {
+		t.Error("a short stat line parsed")
+	}
+}
+
+// Write never writes through a planted symlink or over an existing file.
+func TestWriteRefusesSymlinksAndExistingFiles(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "owner")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link); err == nil {
+		t.Error("Write followed a symlink")
+	}
+	if err := Write(victim); err == nil {
+		t.Error("Write overwrote an existing file")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("victim now holds %q", b)
+	}
+	if _, err := Read(link); err == nil {
+		t.Error("Read followed a symlink")
+	}
+	ok := filepath.Join(dir, "real")
+	if err := Write(ok); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := Read(ok); err != nil || o != Self() {
+		t.Errorf("Read = %+v, %v; want %+v", o, err, Self())
+	}
+}

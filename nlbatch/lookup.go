@@ -1,0 +1,154 @@
+package nlbatch
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// replyTruesize is what one RTM_GETLINK answer (the link and its ACK) costs
+// in the receive buffer, with a margin: lookups are windowed by it, not by
+// ackTruesize.
+const replyTruesize = 8 << 10
+
+// LinksByIndex looks up each ifindex with its own RTM_GETLINK, pipelined.
+// Unlike a dump, a lookup of one link is answered atomically and is never
+// interrupted by concurrent changes, so it is the way to re-check devices
+// in a busy namespace. errs[i] wraps unix.ENODEV when indexes[i] is absent,
+// and ErrAckLost when the answer was dropped (outcome unknown).
+func (c *Conn) LinksByIndex(ctx context.Context, indexes []int32) ([]Link, []error, error) {
+	reqs := make([][]byte, len(indexes))
+	for i, ix := range indexes {
+		reqs[i] = GetLinkRequest(ix, "")
+	}
+	return c.lookup(ctx, reqs)
+}
+
+// LinksByName is LinksByIndex by name.
+func (c *Conn) LinksByName(ctx context.Context, names []string) ([]Link, []error, error) {
+	reqs := make([][]byte, len(names))
+	for i, n := range names {
+		reqs[i] = GetLinkRequest(0, n)
+	}
+	return c.lookup(ctx, reqs)
+}
+
+func (c *Conn) lookup(ctx context.Context, reqs [][]byte) ([]Link, []error, error) {
+	// Progress hooks count the caller's own requests, not lookups.
+	hook := c.Progress
+	c.Progress = nil
+	defer func() { c.Progress = hook }()
+	res, _, err := c.Execute(ctx, reqs, max(1, min(c.window, c.rcvbuf/replyTruesize)))
+	if err != nil {
+		return nil, nil, err
+	}
+	links := make([]Link, len(res))
+	errs := make([]error, len(res))
+	for i, r := range res {
+		links[i], errs[i] = linkOf(r)
+	}
+	return links, errs, nil
+}
+
+func (c *Conn) getLink(req []byte) (Link, error) {
+	res, _, err := c.Execute(context.Background(), [][]byte{req}, 1)
+	if err != nil {
+		return Link{}, err
+	}
+	return linkOf(res[0])
+}
+
+func linkOf(r Result) (Link, error) {
+	if r.Err != nil {
+		return Link{}, r.Err
+	}
+	for _, m := range r.Replies {
+		if binary.NativeEndian.Uint16(m[4:6]) == unix.RTM_NEWLINK {
+			return ParseLink(m)
+		}
+	}
+	return Link{}, errors.New("RTM_GETLINK: no link in the reply")
+}
+
+// ScanLinks lists every link of the namespace for a safety scan (what
+// depends on a device, what else a group holds). Where Links fails because
+// every attempt was interrupted by concurrent changes, ScanLinks returns
+// the union of all attempts: each attempt reports every device that existed
+// throughout it (a changed table can only add or repeat entries, or skip one
+// that moved meanwhile), so the union errs on the side of seeing too much,
+// which makes the scans more careful, never less.
+func (c *Conn) ScanLinks() ([]Link, error) {
+	seen := map[int32]int{}
+	var union []Link
+	var attempt []Link
+	err := c.Dump(GetLinkRequest(0, ""),
+		func() {
+			for _, l := range attempt {
+				if _, ok := seen[l.Index]; !ok {
+					seen[l.Index] = len(union)
+					union = append(union, l)
+				}
+			}
+			attempt = attempt[:0]
+		},
+		func(msg []byte) error {
+			l, err := ParseLink(msg)
+			if err != nil {
+				return err
+			}
+			attempt = append(attempt, l)
+			return nil
+		})
+	if errors.Is(err, ErrDumpInconsistent) {
+		for _, l := range attempt {
+			if _, ok := seen[l.Index]; !ok {
+				union = append(union, l)
+			}
+		}
+		return union, nil
+	}
+	return attempt, err
+}
+
+// NetnsID returns the id this socket's namespace gives the namespace open
+// as fd (RTM_GETNSID), or -1 when it has given it none: then no device here
+// can name a device there as its IFLA_LINK.
+func (c *Conn) NetnsID(fd int) (int32, error) {
+	req := nl.NewNetlinkRequest(unix.RTM_GETNSID, 0)
+	req.AddData(nl.NewRtGenMsg())
+	req.AddData(nl.NewRtAttr(unix.NETNSA_FD, nl.Uint32Attr(uint32(fd))))
+	res, _, err := c.Execute(context.Background(), [][]byte{req.Serialize()}, 1)
+	if err != nil {
+		return 0, err
+	}
+	if res[0].Err != nil {
+		return 0, fmt.Errorf("RTM_GETNSID: %w", res[0].Err)
+	}
+	for _, m := range res[0].Replies {
+		if len(m) < unix.NLMSG_HDRLEN+4 || binary.NativeEndian.Uint16(m[4:6]) != unix.RTM_NEWNSID {
+			continue
+		}
+		id := int32(-1)
+		forEachAttr(m[unix.NLMSG_HDRLEN+4:], func(typ uint16, v []byte) {
+			if typ == unix.NETNSA_NSID && len(v) >= 4 {
+				id = int32(binary.NativeEndian.Uint32(v))
+			}
+		})
+		return id, nil
+	}
+	return 0, errors.New("RTM_GETNSID: no answer")
+}
+
+// Do sends one request and returns the kernel's answer: nil for success,
+// *Error with the extended-ACK text, or ErrAckLost.
+func (c *Conn) Do(ctx context.Context, req []byte) error {
+	res, _, err := c.Execute(ctx, [][]byte{req}, 1)
+	if err != nil {
+		return err
+	}
+	return res[0].Err
+}

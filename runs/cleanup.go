@@ -1,0 +1,94 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/nlbatch"
+)
+
+// Cleaned is one thing Cleanup did, or could not do.
+type Cleaned struct {
+	What string // for people: what was found and done
+	Err  error
+}
+
+// Cleanup removes what killed devbulk runs left: the devices of every run
+// whose devbulk is gone and that was still creating or deleting (with all,
+// completed runs too), the records of runs whose namespace or devices are
+// gone (stale), and malformed records (moved aside). Runs of a devbulk
+// still running are never touched. A run's namespace is found by its
+// --netns when that still leads to the recorded inode, else by the inode
+// among every namespace still held; its devices must still match the
+// record (ifindex, name, group), so a namespace that reused the inode loses
+// nothing.
+func (s *Store) Cleanup(ctx context.Context, all bool) ([]Cleaned, error) {
+	recs, bad, err := s.Load()
+	if err != nil {
+		return nil, err
+	}
+	var out []Cleaned
+	for _, b := range bad {
+		to, err := s.Quarantine(b)
+		out = append(out, Cleaned{What: fmt.Sprintf("%v: moved aside to %s", b.Err, to), Err: err})
+	}
+	for _, r := range recs {
+		if ctx.Err() != nil {
+			break
+		}
+		switch {
+		case r.Owner.Alive():
+			continue // a running devbulk's
+		case r.State == Complete && !all:
+			// The user's, until devbulk delete (or --all): only a record
+			// whose namespace is gone is pruned.
+			if ns, _ := recordedNetns(r); ns.IsOpen() {
+				ns.Close()
+				continue
+			}
+		}
+		out = append(out, s.cleanupRun(ctx, r))
+	}
+	return out, nil
+}
+
+func (s *Store) cleanupRun(ctx context.Context, r *Record) Cleaned {
+	ns, where := recordedNetns(r)
+	if !ns.IsOpen() {
+		return Cleaned{What: fmt.Sprintf("%s: stale, the namespace is gone (and its devices with it): record removed", r), Err: s.Remove(r)}
+	}
+	defer ns.Close()
+	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
+	if err != nil {
+		return Cleaned{What: r.String(), Err: err}
+	}
+	defer conn.Close()
+	n := r.Devices()
+	p, removed, err := s.deleteSet(ctx, conn, ns, r, batch.DeleteGroup, batch.DeleteOptions{})
+	in := "netns " + r.Netns
+	if where != r.Netns {
+		in = fmt.Sprintf("netns %s (recorded as %s, found by inode)", where, r.Netns)
+	}
+	var what string
+	switch {
+	case p.Deleted == 0 && removed && err == nil:
+		what = fmt.Sprintf("%s: stale, none of its %d devices is left in %s: record removed", r, n, in)
+	default:
+		what = fmt.Sprintf("%s: deleted %d of %d %s links in %s", r, p.Deleted, p.Devices, r.Kind, in)
+		if left := describe(p.Left); left != "" {
+			what += "; " + left
+		}
+	}
+	return Cleaned{What: what, Err: err}
+}
+
+// describe says what became of the devices a delete did not remove.
+func describe(left []batch.Leftover) string {
+	var parts []string
+	for _, l := range left {
+		parts = append(parts, l.String())
+	}
+	return strings.Join(parts, "; ")
+}

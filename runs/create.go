@@ -1,0 +1,40 @@
+package runs
+
+import (
+	"context"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/internal/owner"
+	"github.com/devbulk/devbulk/nlbatch"
+)
+
+// Create creates a run's devices in the namespace conn is bound to (o.NS,
+// named netns as the user gave it, with nsfs inode ino) and records them in
+// the store: the record is saved before the first device is created, so a
+// killed devbulk leaves what `devbulk cleanup` needs, and again once every
+// device is created and looked up. On failure or Ctrl-C what was created is
+// deleted and the record removed.
+func (s *Store) Create(ctx context.Context, conn *nlbatch.Conn, o batch.CreateOptions, ino uint64) (batch.Phase, *Record, error) {
+	recs, _, err := s.Load()
+	if err != nil {
+		return batch.Phase{}, nil, err
+	}
+	rec := &Record{Prefix: o.Devices.Prefix, Kind: o.Kind.Name, Netns: o.Netns, Inode: ino, Owner: owner.Self(), State: Creating}
+	o.Taken = func(g uint32) bool { return GroupRecorded(recs, g) }
+	o.Keep = func(set *batch.Set, complete bool) error {
+		rec.Group, rec.Marks, rec.Links, rec.Lowers = set.Group, set.Marks, set.Links, set.Lowers
+		if complete {
+			rec.State = Complete
+		}
+		return s.Save(rec)
+	}
+	o.Forget = func() error { return s.Remove(rec) }
+	p, set, err := batch.CreateIn(ctx, conn, o)
+	if err != nil {
+		if set == nil {
+			return p, nil, err
+		}
+		return p, rec, err
+	}
+	return p, rec, nil
+}

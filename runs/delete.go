@@ -1,0 +1,194 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/vishvananda/netns"
+)
+
+// ErrRunning reports a run whose devbulk process still runs.
+var ErrRunning = errors.New("the run's devbulk is still running")
+
+// DeleteOptions choose the runs to delete and how.
+type DeleteOptions struct {
+	// Netns is the namespace as the user named it (see OpenNetns); NS and
+	// Inode are that namespace, open.
+	Netns string
+	NS    netns.NsHandle
+	Inode uint64
+	// Prefix and Kind, when set, keep only runs whose prefix starts with
+	// Prefix, of kind Kind.
+	Prefix, Kind string
+	Strategy     batch.DeleteStrategy
+	Workers      int
+	// Force deletes a run even while the devbulk that made it still runs.
+	Force    bool
+	Progress func(deleted, total int)
+}
+
+// Outcome is what a delete did to one recorded run.
+type Outcome struct {
+	Record *Record
+	Phase  batch.Phase
+	Err    error
+	// Removed says the record is gone: nothing of the run is left.
+	Removed bool
+}
+
+// DeleteReport is what Store.Delete did, run by run, and what it noticed.
+type DeleteReport struct {
+	Runs []Outcome
+	// Bad are record files that are not records (ignored; Cleanup moves
+	// them aside); Stale are other records whose namespace is gone.
+	Bad   []Bad
+	Stale []*Record
+}
+
+// Err joins the runs' errors.
+func (r *DeleteReport) Err() error {
+	var errs []error
+	for _, o := range r.Runs {
+		if o.Err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", o.Record, o.Err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Delete deletes the recorded runs in namespace o.NS, and nothing else. A
+// record matches when its namespace is the same file and inode. Everything
+// that can be refused is refused before anything is deleted: a strategy
+// that does not apply, a module that cannot be unloaded; a run whose
+// devbulk still runs is refused unless o.Force. Each run's record is
+// marked "deleting" before its first request, then rewritten with the
+// devices still present (renamed, moved to another group, not deleted), or
+// removed when nothing is left.
+func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions) (*DeleteReport, error) {
+	if o.Strategy == batch.DeleteNetns {
+		return nil, batch.DeleteNetns.Applies(devices.Ifb, false)
+	}
+	recs, bad, err := s.Load()
+	if err != nil {
+		return nil, err
+	}
+	rep := &DeleteReport{Bad: bad}
+	want, _, _ := NetnsPath(o.Netns)
+	var mine []*Record
+	for _, r := range recs {
+		path, _, _ := NetnsPath(r.Netns)
+		switch {
+		case r.Inode != o.Inode || path != want:
+			if quickStale(r) {
+				rep.Stale = append(rep.Stale, r)
+			}
+		case strings.HasPrefix(r.Prefix, o.Prefix) && (o.Kind == "" || r.Kind == o.Kind):
+			mine = append(mine, r)
+		}
+	}
+	for _, r := range mine {
+		k, err := devices.Lookup(r.Kind)
+		if err != nil {
+			return nil, err
+		}
+		if err := o.Strategy.Applies(k, false); err != nil {
+			return nil, err
+		}
+		if o.Strategy == batch.DeleteModule {
+			if err := batch.ModuleLoaded(k); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, r := range mine {
+		if err := ctx.Err(); err != nil {
+			break
+		}
+		rep.Runs = append(rep.Runs, s.deleteRun(ctx, conn, r, o))
+	}
+	return rep, nil
+}
+
+func (s *Store) deleteRun(ctx context.Context, conn *nlbatch.Conn, r *Record, o DeleteOptions) Outcome {
+	out := Outcome{Record: r}
+	if r.Owner.Alive() && !o.Force {
+		out.Err = fmt.Errorf("%w (%s, state %s): refusing; wait for it to finish, or --force", ErrRunning, r.Owner, r.State)
+		return out
+	}
+	out.Phase, out.Removed, out.Err = s.deleteSet(ctx, conn, o.NS, r, o.Strategy, batch.DeleteOptions{Workers: o.Workers, Progress: o.Progress})
+	return out
+}
+
+// deleteSet deletes one run's devices with strategy d, marking the record
+// "deleting" right before the first request, and keeps the record in step
+// with what is left.
+func (s *Store) deleteSet(ctx context.Context, conn *nlbatch.Conn, ns netns.NsHandle, r *Record, d batch.DeleteStrategy, do batch.DeleteOptions) (batch.Phase, bool, error) {
+	set, err := r.Set(s.Save)
+	if err != nil {
+		return batch.Phase{}, false, err
+	}
+	do.BeforeFirst = func() error {
+		r.State = Deleting
+		return s.Save(r)
+	}
+	p, err := batch.Delete(ctx, batch.Target{Conn: conn, NS: ns}, set, d, do)
+	if r.State != Deleting {
+		return p, false, err // refused before anything was deleted
+	}
+	r.Marks, r.Links, r.Lowers = set.Marks, set.Links, set.Lowers
+	if r.Devices() == 0 {
+		return p, true, errors.Join(err, s.Remove(r))
+	}
+	return p, false, errors.Join(err, s.Save(r))
+}
+
+// Survey reads the store for a command that works beside other runs: the
+// files that are not records, and the records whose namespace is gone.
+func (s *Store) Survey() (bad []Bad, stale []*Record, err error) {
+	recs, bad, err := s.Load()
+	for _, r := range recs {
+		if quickStale(r) {
+			stale = append(stale, r)
+		}
+	}
+	return bad, stale, err
+}
+
+// quickStale reports whether a record's namespace is visibly gone: its
+// --netns no longer leads to the recorded inode. (Cleanup looks further: a
+// namespace may live on, unnamed, held by a process.)
+func quickStale(r *Record) bool {
+	ns, _, err := OpenNetnsOf(r)
+	if err != nil {
+		return true
+	}
+	ns.Close()
+	return false
+}
+
+// OpenNetnsOf opens a record's namespace by its --netns, if that still
+// means the recorded inode.
+func OpenNetnsOf(r *Record) (netns.NsHandle, uint64, error) {
+	path, _, err := NetnsPath(r.Netns)
+	if err != nil {
+		return netns.None(), 0, err
+	}
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return netns.None(), 0, err
+	}
+	ino, err := netnsInode(int(ns))
+	if err == nil && ino != r.Inode {
+		err = fmt.Errorf("netns %s is now another namespace (inode %d, recorded %d)", r.Netns, ino, r.Inode)
+	}
+	if err != nil {
+		ns.Close()
+		return netns.None(), 0, err
+	}
+	return ns, ino, nil
+}

@@ -1,0 +1,120 @@
+package runs
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// ErrBadNetns reports a --netns that names no network namespace devbulk
+// may work in (a usage error).
+var ErrBadNetns = errors.New("bad --netns")
+
+// NetnsDir is where `ip netns add` keeps named namespaces.
+const NetnsDir = "/run/netns"
+
+// Current names devbulk's own namespace in a --netns.
+const Current = "current"
+
+// NetnsPath resolves a --netns argument to the file to open: "current"
+// (devbulk's own namespace, which must be said explicitly), a plain name
+// from /run/netns (no slash, not . or ..), or a path, which must hold a slash.
+func NetnsPath(arg string) (path string, current bool, err error) {
+	switch {
+	case arg == "":
+		return "", false, fmt.Errorf("%w: --netns is required: a name from `ip netns list`, a path to a namespace file, or %q to work in devbulk's own namespace", ErrBadNetns, Current)
+	case arg == Current:
+		return "/proc/self/ns/net", true, nil
+	case strings.ContainsRune(arg, 0):
+		return "", false, fmt.Errorf("%w: --netns %q holds a NUL byte", ErrBadNetns, arg)
+	case strings.Contains(arg, "/"):
+		return filepath.Clean(arg), false, nil
+	case arg == "." || arg == ".." || len(arg) > 255:
+		return "", false, fmt.Errorf("%w: --netns %q is not a namespace name (names from `ip netns list` hold no slash and are not . or ..)", ErrBadNetns, arg)
+	}
+	return filepath.Join(NetnsDir, arg), false, nil
+}
+
+// OpenNetns opens the network namespace a --netns names and returns it
+// with its nsfs inode. The file must be a network namespace (nsfs,
+// NS_GET_NSTYPE CLONE_NEWNET); devbulk's own namespace is refused unless
+// the argument is "current".
+func OpenNetns(arg string) (netns.NsHandle, uint64, error) {
+	path, current, err := NetnsPath(arg)
+	if err != nil {
+		return netns.None(), 0, err
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if !strings.Contains(arg, "/") && errors.Is(err, unix.ENOENT) {
+			return netns.None(), 0, fmt.Errorf("%w: netns %q not found under %s (create it with `ip netns add %s`)", ErrBadNetns, arg, NetnsDir, arg)
+		}
+		return netns.None(), 0, fmt.Errorf("%w: --netns %s: %v", ErrBadNetns, arg, err)
+	}
+	h := netns.NsHandle(fd)
+	ino, err := netnsInode(fd)
+	if err != nil {
+		h.Close()
+		return netns.None(), 0, fmt.Errorf("%w: --netns %s: %v", ErrBadNetns, arg, err)
+	}
+	if !current {
+		var self unix.Stat_t
+		if err := unix.Stat("/proc/self/ns/net", &self); err == nil && self.Ino == ino {
+			h.Close()
+			return netns.None(), 0, fmt.Errorf("%w: --netns %s is devbulk's own network namespace: say --netns %s to work there", ErrBadNetns, arg, Current)
+		}
+	}
+	return h, ino, nil
+}
+
+// netnsInode checks that fd is a network namespace and returns its inode.
+func netnsInode(fd int) (uint64, error) {
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &fs); err != nil {
+		return 0, err
+	}
+	if fs.Type != unix.NSFS_MAGIC {
+		return 0, errors.New("not a namespace file (nsfs): a name from `ip netns list`, or a path like /proc/PID/ns/net or /run/netns/NAME")
+	}
+	typ, err := unix.IoctlRetInt(fd, unix.NS_GET_NSTYPE)
+	if err != nil {
+		return 0, fmt.Errorf("NS_GET_NSTYPE: %w", err)
+	}
+	if typ != unix.CLONE_NEWNET {
+		return 0, errors.New("a namespace, but not a network namespace")
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// recordedNetns opens the namespace a run was made in: by its --netns when
+// that still means the recorded inode, else by the inode among every
+// namespace still held (a process, a descriptor or a bind mount). It
+// returns where it found it; a closed handle means it is gone. An inode can
+// be reused by a later namespace: the caller still checks the devices.
+func recordedNetns(r *Record) (netns.NsHandle, string) {
+	if ns, _, err := OpenNetnsOf(r); err == nil {
+		return ns, r.Netns
+	}
+	path, ok := batch.FindNetns(r.Inode)
+	if !ok {
+		return netns.None(), ""
+	}
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return netns.None(), "" // gone meanwhile
+	}
+	if ino, err := netnsInode(int(ns)); err != nil || ino != r.Inode {
+		ns.Close()
+		return netns.None(), ""
+	}
+	return ns, path
+}

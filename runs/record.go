@@ -1,0 +1,147 @@
+package runs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/owner"
+	"github.com/devbulk/devbulk/nlbatch"
+)
+
+// State is where a run is in its life.
+type State string
+
+// The states of a run, in order.
+const (
+	// Creating: saved before the first device was created. A dead owner
+	// means devbulk was killed while creating.
+	Creating State = "creating"
+	// Complete: every device created and recorded; the devices are the
+	// user's to use until `devbulk delete`.
+	Complete State = "complete"
+	// Deleting: saved before the first delete request. A dead owner means
+	// devbulk was killed while deleting; Cleanup finishes the job.
+	Deleting State = "deleting"
+)
+
+// Record is the persisted ownership of one run.
+type Record struct {
+	Group  uint32   `json:"group"`
+	Marks  []uint32 `json:"marks,omitempty"` // groups a group delete moved the devices to
+	Prefix string   `json:"prefix"`
+	Kind   string   `json:"kind"`
+	// Netns is the --netns the run was made with: a name from /run/netns,
+	// a path, or "current"; Inode is that namespace's nsfs inode then.
+	Netns  string         `json:"netns"`
+	Inode  uint64         `json:"netns_inode"`
+	Links  []nlbatch.Link `json:"links"`
+	Lowers []nlbatch.Link `json:"lowers,omitempty"`
+	Owner  owner.Owner    `json:"owner"`
+	State  State          `json:"state"`
+}
+
+// FileName is the record's file name in a Store: its group, in hex.
+func (r *Record) FileName() string { return fmt.Sprintf("%08x.json", r.Group) }
+
+// ErrMalformed marks a record file that is not a valid record.
+var ErrMalformed = errors.New("malformed record")
+
+// Parse reads the record in file name: one JSON object, no unknown
+// fields, nothing after it, valid (see Validate), and named after its group.
+func Parse(name string, b []byte) (*Record, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	r := &Record{}
+	if err := d.Decode(r); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
+	}
+	if d.More() {
+		return nil, fmt.Errorf("%w: %s: data after the record", ErrMalformed, name)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
+	}
+	if name != r.FileName() {
+		return nil, fmt.Errorf("%w: %s holds the record of group %d, which belongs in %s", ErrMalformed, name, r.Group, r.FileName())
+	}
+	return r, nil
+}
+
+// Validate checks what ownership rests on: a nonzero group (0 is every
+// device's default), a prefix and kind devbulk makes, a namespace, an owner,
+// and device names that are the run's own (PREFIX<n>, lowers PREFIXl<n>).
+func (r *Record) Validate() error {
+	if r.Group == 0 {
+		return errors.New("group 0 is every device's default group, never a run's")
+	}
+	for _, m := range r.Marks {
+		if m == 0 {
+			return errors.New("mark 0 is every device's default group, never a run's")
+		}
+	}
+	if err := devices.ValidPrefix(r.Prefix); err != nil {
+		return err
+	}
+	if _, err := devices.Lookup(r.Kind); err != nil {
+		return err
+	}
+	if r.Netns == "" || r.Inode == 0 {
+		return errors.New("no namespace")
+	}
+	if r.Owner.PID <= 0 || r.Owner.BootID == "" {
+		return errors.New("no owner")
+	}
+	switch r.State {
+	case Creating, Complete, Deleting:
+	default:
+		return fmt.Errorf("state %q: valid are %s, %s and %s", r.State, Creating, Complete, Deleting)
+	}
+	for _, l := range r.Links {
+		if err := r.ownName(l, ""); err != nil {
+			return err
+		}
+	}
+	for _, l := range r.Lowers {
+		if err := r.ownName(l, "l"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Record) ownName(l nlbatch.Link, infix string) error {
+	rest, ok := strings.CutPrefix(l.Name, r.Prefix+infix)
+	if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || l.Index <= 0 {
+		return fmt.Errorf("device %q (ifindex %d) is not one a run with prefix %q makes", l.Name, l.Index, r.Prefix)
+	}
+	return nil
+}
+
+// Set returns the record as a batch.Set whose group marks are saved
+// through persist before a group delete moves devices (see batch.Set).
+func (r *Record) Set(persist func(*Record) error) (*batch.Set, error) {
+	k, err := devices.Lookup(r.Kind)
+	if err != nil {
+		return nil, err
+	}
+	s := &batch.Set{Kind: k, Group: r.Group, Marks: r.Marks, Prefix: r.Prefix, Links: r.Links, Lowers: r.Lowers}
+	if persist != nil {
+		s.Persist = func() error {
+			r.Marks = s.Marks
+			return persist(r)
+		}
+	}
+	return s, nil
+}
+
+// Devices is the number of devices the record holds, lowers included.
+func (r *Record) Devices() int { return len(r.Links) + len(r.Lowers) }
+
+func (r *Record) String() string {
+	return fmt.Sprintf("run %s (%s, group %d) in netns %s", r.Prefix, r.Kind, r.Group, r.Netns)
+}

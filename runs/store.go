@@ -1,0 +1,195 @@
+package runs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultDir is where devbulk keeps its records.
+const DefaultDir = "/run/devbulk/runs"
+
+// maxRecordBytes bounds what is read of one record file: 100 000 devices
+// take about 10 MB.
+const maxRecordBytes = 64 << 20
+
+// Store keeps the records of runs, one file per run named after its group,
+// in a directory only root may write.
+type Store struct {
+	Dir string
+}
+
+// ErrUnsafeDir reports a state directory someone other than root could
+// write (or a symlink): records from there could make devbulk delete
+// anything.
+var ErrUnsafeDir = errors.New("unsafe state directory")
+
+// Open returns the store in dir, creating dir (mode 0700) when missing. It
+// refuses a dir that is a symlink, not a directory, not owned by root (or
+// the caller), or writable by group or others.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	if err := safeDir(dir); err != nil {
+		return nil, err
+	}
+	return &Store{Dir: dir}, nil
+}
+
+// safeDir checks that dir is a real directory only root (or the caller)
+// can write.
+func safeDir(dir string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return err
+	}
+	switch {
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return fmt.Errorf("%w: %s is a symlink", ErrUnsafeDir, dir)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("%w: %s is not a directory", ErrUnsafeDir, dir)
+	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%w: %s is owned by uid %d, not root", ErrUnsafeDir, dir, st.Uid)
+	case st.Mode&0o022 != 0:
+		return fmt.Errorf("%w: %s is writable by group or others (mode %04o): chmod go-w it", ErrUnsafeDir, dir, st.Mode&0o7777)
+	}
+	return nil
+}
+
+// Save writes the record atomically: a new temporary file in the store
+// (O_EXCL, so a planted file or symlink is never written through), synced,
+// then renamed over the record.
+func (s *Store) Save(r *Record) error {
+	b, err := json.Marshal(r) // compact: big records are rewritten at every state change
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(s.Dir, ".record-*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, s.path(r))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("saving %s: %w", r, err)
+	}
+	return syncDir(s.Dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func (s *Store) path(r *Record) string { return filepath.Join(s.Dir, r.FileName()) }
+
+// Remove deletes the record.
+func (s *Store) Remove(r *Record) error {
+	err := os.Remove(s.path(r))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// Bad is a record file that could not be used.
+type Bad struct {
+	File string
+	Err  error
+}
+
+// Load reads every record. Files that are not valid records are returned
+// as bad, not as an error: one broken file must not stop every command.
+func (s *Store) Load() ([]*Record, []Bad, error) {
+	files, err := filepath.Glob(filepath.Join(s.Dir, "*.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.Sort(files)
+	var recs []*Record
+	var bad []Bad
+	for _, f := range files {
+		r, err := readRecord(f)
+		if err != nil {
+			bad = append(bad, Bad{File: f, Err: err})
+			continue
+		}
+		recs = append(recs, r)
+	}
+	return recs, bad, nil
+}
+
+// readRecord reads one record file without following a symlink.
+func readRecord(path string) (*Record, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file", ErrMalformed, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxRecordBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxRecordBytes {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrMalformed, path, maxRecordBytes)
+	}
+	return Parse(filepath.Base(path), b)
+}
+
+// Quarantine moves a bad record aside, into the store's malformed/
+// directory, so that it is reported once and kept for a person to read.
+func (s *Store) Quarantine(b Bad) (string, error) {
+	dir := filepath.Join(s.Dir, "malformed")
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	if err := safeDir(dir); err != nil {
+		return "", err
+	}
+	to := filepath.Join(dir, strings.TrimSuffix(filepath.Base(b.File), ".json")+time.Now().UTC().Format(".20060102T150405.000000000"))
+	// rename moves a symlink itself, never its target.
+	return to, os.Rename(b.File, to)
+}
+
+// GroupRecorded reports whether a record uses group g.
+func GroupRecorded(recs []*Record, g uint32) bool {
+	for _, r := range recs {
+		if r.Group == g || slices.Contains(r.Marks, g) {
+			return true
+		}
+	}
+	return false
+}
