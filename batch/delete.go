@@ -12,13 +12,16 @@ import (
 
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // Target is the namespace a set lives in.
 type Target struct {
 	Conn *nlbatch.Conn
-	NS   netns.NsHandle
+	// NS is the namespace Conn is bound to: the parallel strategy opens
+	// more sockets there, and other named namespaces are scanned for
+	// devices on the set's. Zero or negative (netns.None()): no scan of
+	// other namespaces, and no parallel strategy.
+	NS netns.NsHandle
 	// Dedicated is set when the namespace is devbulk's own, made for this
 	// set (the netns strategy releases it).
 	Dedicated *Namespace
@@ -40,9 +43,9 @@ type DeleteOptions struct {
 	// included) deleted so far out of total by the one-by-one strategies
 	// (serial, pipelined, parallel).
 	Progress func(deleted, total int)
-	// BeforeFirst, when set, is called after the checks and before the
-	// first request that changes anything (runs marks its record
-	// "deleting"); its error stops the delete.
+	// BeforeFirst, when set, is called once, after the checks and right
+	// before the first request that changes anything (runs marks its record
+	// "deleting" there); its error stops the delete.
 	BeforeFirst func() error
 }
 
@@ -73,7 +76,8 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 		return p, err
 	}
 	mod := s.Kind
-	if d == DeleteModule {
+	switch d {
+	case DeleteModule:
 		if o.UnloadLower {
 			if mod = s.LowerKind; mod == nil || len(s.Lowers) == 0 {
 				return p, fmt.Errorf("unloading the lower devices' module: devbulk created no lower devices")
@@ -83,13 +87,13 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 		if err := ModuleLoaded(mod); err != nil {
 			return p, err
 		}
-		foreign, err := ForeignDevices(mod, s, t.NS)
-		if err != nil {
-			return p, err
+	case DeleteLower:
+		if len(s.Lowers) == 0 {
+			return p, fmt.Errorf("%w: delete strategy lower: the %s links sit on lower devices devbulk did not create; deleting those is not devbulk's call", ErrNotApplicable, s.Kind.Name)
 		}
-		if len(foreign) > 0 {
-			return p, fmt.Errorf("refusing to unload %s: it would delete devices devbulk did not create: %s",
-				mod.Module, nameList(foreign))
+	case DeleteParallel:
+		if t.NS <= 0 && t.NS != nlbatch.CurrentNetns {
+			return p, fmt.Errorf("%w: the parallel strategy needs the namespace (Target.NS) to open its sockets in", ErrNotApplicable)
 		}
 	}
 	if len(s.Links) == 0 && len(s.Lowers) == 0 {
@@ -103,37 +107,36 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	if err != nil {
 		return p, err
 	}
-	if err := s.refuseDependents(t); err != nil {
+	if err := s.refuseDependents(t, mine); err != nil {
 		return p, err
 	}
-	if o.BeforeFirst != nil {
-		if err := o.BeforeFirst(); err != nil {
-			return p, err
+	first := sync.OnceValue(func() error {
+		if o.BeforeFirst == nil {
+			return nil
 		}
-	}
+		return o.BeforeFirst()
+	})
 	m := startMeter()
 	var confirmed map[int32]bool
 	switch d {
 	case DeleteSerial, DeletePipelined:
-		confirmed, err = deleteEach(ctx, t.Conn, s, mine, window(d), progressFrom(o.Progress, 0, len(mine)), &p)
+		confirmed, err = deleteEach(ctx, t.Conn, s, mine, window(d), progressFrom(o.Progress, 0, len(mine)), first, &p)
 	case DeleteParallel:
 		uppers, lowers := s.split(mine)
-		confirmed, err = deleteParallel(ctx, t, s, uppers, o.Workers, progressFrom(o.Progress, 0, len(mine)), &p)
+		confirmed, err = deleteParallel(ctx, t, s, uppers, o.Workers, progressFrom(o.Progress, 0, len(mine)), first, &p)
 		if err == nil && len(lowers) > 0 && ctx.Err() == nil {
 			// Only once every upper is gone: a lower device takes its
 			// uppers along, under the other workers' feet.
 			var more map[int32]bool
-			more, err = deleteEach(ctx, t.Conn, s, lowers, 1, progressFrom(o.Progress, len(uppers), len(mine)), &p)
+			more, err = deleteEach(ctx, t.Conn, s, lowers, 1, progressFrom(o.Progress, len(uppers), len(mine)), first, &p)
 			maps.Copy(confirmed, more)
 		}
 	case DeleteGroup:
-		confirmed, err = deleteGroup(ctx, t.Conn, s, mine, &p)
+		confirmed, err = deleteGroup(ctx, t.Conn, s, mine, first, &p)
 	case DeleteLower:
-		confirmed, err = deleteLowers(ctx, t.Conn, s, mine, &p)
+		confirmed, err = deleteLowers(ctx, t.Conn, s, mine, first, &p)
 	case DeleteModule:
-		if err = unloadModule(mod); err == nil {
-			confirmed = indexes(mine)
-		}
+		confirmed, err = deleteModule(s, mod, mine, t.NS, first)
 	}
 	m.stop(&p)
 	if err == nil && d == DeleteModule && !o.UnloadLower && !o.KeepLowers && len(s.Lowers) > 0 {
@@ -141,7 +144,7 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 		_, lowers := s.split(mine)
 		var q Phase
 		var more map[int32]bool
-		more, err = deleteEach(context.WithoutCancel(ctx), t.Conn, s, lowers, 0, nil, &q)
+		more, err = deleteEach(context.WithoutCancel(ctx), t.Conn, s, lowers, 0, nil, first, &q)
 		maps.Copy(confirmed, more)
 	}
 	if serr := s.settle(t.Conn, confirmed, gone, &p); serr != nil {
@@ -159,16 +162,27 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	return p, nil
 }
 
+// Refusal returns why Delete would refuse to touch s (devices of others
+// that depend on the set's), or nil: for callers that delete several sets
+// and must refuse before deleting any.
+func Refusal(ctx context.Context, t Target, s *Set) error {
+	mine, _, err := s.check(ctx, t.Conn, s.all())
+	if err != nil {
+		return err
+	}
+	return s.refuseDependents(t, mine)
+}
+
 // refuseDependents fails when devices devbulk did not create depend on the
 // set's, here or in another named namespace.
-func (s *Set) refuseDependents(t Target) error {
+func (s *Set) refuseDependents(t Target, mine []nlbatch.Link) error {
 	all, err := t.Conn.ScanLinks()
 	if err != nil {
 		return fmt.Errorf("listing links: %w", err)
 	}
-	foreign := s.foreignDependents(all)
-	if t.Dedicated == nil && t.NS.IsOpen() {
-		elsewhere, err := dependentsElsewhere(s, t.NS)
+	foreign := s.foreignDependents(mine, all)
+	if t.Dedicated == nil && t.NS > 0 {
+		elsewhere, err := dependentsElsewhere(append(mine, s.peers(mine, all)...), t.NS)
 		if err != nil {
 			return err
 		}
@@ -230,6 +244,7 @@ func (s *Set) settle(c *nlbatch.Conn, confirmed map[int32]bool, gone []Leftover,
 	}
 	s.Links, s.Lowers = keep(s.Links), keep(s.Lowers)
 	p.Failed = p.Devices - p.Deleted
+	p.Settled = true
 	p.rates()
 	return nil
 }
@@ -281,8 +296,8 @@ func progressFrom(progress func(done, total int), base, total int) func(int) {
 // the Conn's). Right before each window, its devices are looked up again;
 // only those still the set's are named. It returns the ifindexes the kernel
 // confirmed deleted and reports the count handled so far to progress.
-func deleteEach(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.Link, window int, progress func(int), p *Phase) (map[int32]bool, error) {
-	confirmed, res, err := deleteWindows(ctx, c, s, devs, window, progress, p)
+func deleteEach(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.Link, window int, progress func(int), first func() error, p *Phase) (map[int32]bool, error) {
+	confirmed, res, err := deleteWindows(ctx, c, s, devs, window, progress, first, p)
 	if window == 1 && p.Requests == nil {
 		// Per request only where each has its own sendmsg; the first
 		// call's devices are the phase's (lower devices come after).
@@ -293,7 +308,7 @@ func deleteEach(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.Lin
 
 // deleteWindows is deleteEach without the latency summary: it returns the
 // delete requests' results.
-func deleteWindows(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.Link, window int, progress func(int), p *Phase) (map[int32]bool, []nlbatch.Result, error) {
+func deleteWindows(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.Link, window int, progress func(int), first func() error, p *Phase) (map[int32]bool, []nlbatch.Result, error) {
 	if window <= 0 {
 		window = c.Window()
 	}
@@ -305,6 +320,11 @@ func deleteWindows(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.
 		if err != nil {
 			return confirmed, all, err
 		}
+		if len(mine) > 0 {
+			if err := first(); err != nil {
+				return confirmed, all, err
+			}
+		}
 		reqs := make([][]byte, len(mine))
 		for j, l := range mine {
 			reqs[j] = nlbatch.DelLinkRequest(l.Index)
@@ -314,7 +334,7 @@ func deleteWindows(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.
 		if err != nil {
 			return confirmed, all, err
 		}
-		settleDeletes(c, mine, res, confirmed, p)
+		settleDeletes(mine, res, confirmed, p)
 		all = append(all, res...)
 		if progress != nil {
 			progress(i + len(batch))
@@ -323,22 +343,19 @@ func deleteWindows(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.
 	return confirmed, all, nil
 }
 
-// settleDeletes records what the kernel confirmed and the failures; a lost
-// ACK is settled by a lookup.
-func settleDeletes(c *nlbatch.Conn, devs []nlbatch.Link, res []nlbatch.Result, confirmed map[int32]bool, p *Phase) {
+// settleDeletes records what the kernel confirmed and the failures. A
+// request whose ACK was lost was executed but may have been refused: it
+// counts as confirmed here, and settle's lookup afterwards decides (a device
+// still there is left, not deleted).
+func settleDeletes(devs []nlbatch.Link, res []nlbatch.Result, confirmed map[int32]bool, p *Phase) {
 	for i, r := range res {
-		if !r.Sent {
-			continue
-		}
-		if errors.Is(r.Err, nlbatch.ErrAckLost) {
-			if _, err := c.LinkByIndex(devs[i].Index); errors.Is(err, unix.ENODEV) {
-				r.Err = nil // gone: deleted
-			}
-		}
-		if r.Err == nil {
+		switch {
+		case !r.Sent:
+		case r.Err == nil, errors.Is(r.Err, nlbatch.ErrAckLost):
 			confirmed[devs[i].Index] = true
+		default:
+			p.noteErrors(wrapName(devs[i].Name, r.Err))
 		}
-		p.noteErrors(wrapName(devs[i].Name, r.Err))
 	}
 }
 
@@ -351,7 +368,7 @@ func wrapName(name string, err error) error {
 
 // deleteParallel splits devs over workers, each deleting one by one on its
 // own socket.
-func deleteParallel(ctx context.Context, t Target, s *Set, devs []nlbatch.Link, workers int, progress func(int), p *Phase) (map[int32]bool, error) {
+func deleteParallel(ctx context.Context, t Target, s *Set, devs []nlbatch.Link, workers int, progress func(int), first func() error, p *Phase) (map[int32]bool, error) {
 	if workers <= 0 {
 		workers = 4
 	}
@@ -387,7 +404,7 @@ func deleteParallel(ctx context.Context, t Target, s *Set, devs []nlbatch.Link, 
 				}
 				prev = n
 			}
-			confirmed[w], results[w], errs[w] = deleteWindows(ctx, conns[w], s, mine, 1, count, &phases[w])
+			confirmed[w], results[w], errs[w] = deleteWindows(ctx, conns[w], s, mine, 1, count, first, &phases[w])
 		}()
 	}
 	wg.Wait()
@@ -407,7 +424,7 @@ func deleteParallel(ctx context.Context, t Target, s *Set, devs []nlbatch.Link, 
 // it, or an earlier group delete was interrupted half-way through marking),
 // it marks the set with a fresh group first (pipelined RTM_SETLINK), saved
 // beforehand, and checks the mark before sweeping.
-func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Link, p *Phase) (map[int32]bool, error) {
+func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Link, first func() error, p *Phase) (map[int32]bool, error) {
 	if len(mine) == 0 {
 		return nil, nil
 	}
@@ -415,8 +432,11 @@ func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Li
 	if err != nil {
 		return nil, err
 	}
+	if err := first(); err != nil {
+		return nil, err
+	}
 	group := s.Group
-	if !holdsExactly(all, group, mine) {
+	if !s.holdsExactly(all, group, mine) {
 		group = FreshGroup(all, nil)
 		s.Marks = append(s.Marks, group)
 		if s.Persist != nil {
@@ -446,29 +466,32 @@ func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Li
 		if err != nil {
 			return nil, err
 		}
-		if !holdsExactly(now, group, mine) {
+		if !s.holdsExactly(now, group, mine) {
 			return nil, fmt.Errorf("group %d holds %d devices after marking %d: refusing to delete by group", group, members(now, group), len(mine))
 		}
 	}
-	if err := c.Do(ctx, nlbatch.DelGroupRequest(group)); err != nil {
+	// A lost ACK: the kernel executed the request; settle's lookups decide.
+	if err := c.Do(ctx, nlbatch.DelGroupRequest(group)); err != nil && !errors.Is(err, nlbatch.ErrAckLost) {
 		return nil, fmt.Errorf("delete group %d: %w", group, err)
 	}
 	return indexes(mine), nil
 }
 
-// holdsExactly reports whether group holds devs and nothing else in links.
-func holdsExactly(links []nlbatch.Link, group uint32, devs []nlbatch.Link) bool {
+// holdsExactly reports whether group holds devs and nothing else in links:
+// each member is one of devs and still the set's (ifindex, name, group).
+func (s *Set) holdsExactly(links []nlbatch.Link, group uint32, devs []nlbatch.Link) bool {
 	want := indexes(devs)
-	n := 0
+	owns := s.owner()
+	seen := map[int32]bool{}
 	for _, l := range links {
 		if l.Group == group {
-			if !want[l.Index] {
+			if !want[l.Index] || !owns(l) {
 				return false
 			}
-			n++
+			seen[l.Index] = true
 		}
 	}
-	return n == len(devs)
+	return len(seen) == len(devs)
 }
 
 func members(links []nlbatch.Link, group uint32) int {
@@ -483,12 +506,9 @@ func members(links []nlbatch.Link, group uint32) int {
 
 // deleteLowers deletes the lower devices devbulk created (those of mine); the
 // kernel unregisters their upper links in the same batch.
-func deleteLowers(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Link, p *Phase) (map[int32]bool, error) {
-	if len(s.Lowers) == 0 {
-		return nil, fmt.Errorf("delete strategy lower: the %s links sit on lower devices devbulk did not create; deleting those is not devbulk's call", s.Kind.Name)
-	}
+func deleteLowers(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Link, first func() error, p *Phase) (map[int32]bool, error) {
 	uppers, lowers := s.split(mine)
-	confirmed, err := deleteEach(ctx, c, s, lowers, 0, nil, p)
+	confirmed, err := deleteEach(ctx, c, s, lowers, 0, nil, first, p)
 	for _, u := range uppers {
 		if confirmed[u.Parent] {
 			confirmed[u.Index] = true // went with its lower device

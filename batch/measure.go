@@ -23,6 +23,10 @@ type Phase struct {
 	// Left says what became of the recorded devices a delete did not
 	// remove (lower devices included).
 	Left []Leftover `json:"left,omitempty"`
+	// Settled says that every recorded device was looked up after the
+	// phase, so Deleted and Left are complete (and the set holds just the
+	// devices still present). Not set when the delete stopped before that.
+	Settled bool `json:"-"`
 	// WallNS is the phase's wall time: until the kernel said every device was
 	// done (for netns: until the namespace was freed, see DrainMethod).
 	WallNS int64 `json:"wall_ns"`

@@ -61,7 +61,7 @@ func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, err
 		}
 	}
 	slices.Sort(foreign)
-	return foreign, nil
+	return slices.Compact(foreign), nil
 }
 
 func listLinks(ns netns.NsHandle) ([]nlbatch.Link, error) {
@@ -70,12 +70,34 @@ func listLinks(ns netns.NsHandle) ([]nlbatch.Link, error) {
 		return nil, err
 	}
 	defer c.Close()
-	return c.Links()
+	return c.ScanLinks()
 }
 
-// unloadModule removes the kind's module: the kernel unregisters every
-// device of its kinds, in every namespace, in one batch.
-// ForeignDevices must have come back empty.
+// deleteModule unloads the module of kind mod: the kernel unregisters every
+// device of its kinds, in every namespace, in one batch. The scan for
+// devices that are not the set's runs right before the unload, after
+// first, so that the window in which another process could make one is as
+// short as devbulk can make it.
+func deleteModule(s *Set, mod *devices.Kind, mine []nlbatch.Link, ours netns.NsHandle, first func() error) (map[int32]bool, error) {
+	if err := first(); err != nil {
+		return nil, err
+	}
+	foreign, err := ForeignDevices(mod, s, ours)
+	if err != nil {
+		return nil, err
+	}
+	if len(foreign) > 0 {
+		return nil, fmt.Errorf("refusing to unload %s: it would delete devices devbulk did not create: %s",
+			mod.Module, nameList(foreign))
+	}
+	if err := unloadModule(mod); err != nil {
+		return nil, err
+	}
+	return indexes(mine), nil
+}
+
+// unloadModule removes the kind's module. ForeignDevices must have come
+// back empty.
 func unloadModule(k *devices.Kind) error {
 	err := kmod.Unload(k.Module)
 	if errors.Is(err, unix.EWOULDBLOCK) || errors.Is(err, unix.EBUSY) {

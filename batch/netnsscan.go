@@ -82,17 +82,14 @@ func namedNamespaces() []string {
 }
 
 // dependentsElsewhere lists the devices in other named namespaces whose
-// lower device (IFLA_LINK with IFLA_LINK_NETNSID) is one of the set's in
+// lower device (IFLA_LINK with IFLA_LINK_NETNSID) is one of mine in
 // namespace ours: a macvlan or vlan made with `link X netns B` goes with X.
-func dependentsElsewhere(s *Set, ours netns.NsHandle) ([]string, error) {
+func dependentsElsewhere(mine []nlbatch.Link, ours netns.NsHandle) ([]string, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(ours), &st); err != nil {
 		return nil, err
 	}
-	idx := map[int32]bool{}
-	for _, l := range s.all() {
-		idx[l.Index] = true
-	}
+	idx := indexes(mine)
 	var out []string
 	for _, path := range namedNamespaces() {
 		var pst unix.Stat_t

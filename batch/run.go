@@ -75,14 +75,18 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 	if err := keep(false); err != nil {
 		return p, nil, fmt.Errorf("saving the run record: %w", err)
 	}
-	// undo deletes what was created; the kept ownership stays (for devbulk
-	// cleanup) whenever that cannot be done.
+	// undo deletes what was created, found by the run's group and names
+	// (Adopt: a dump sees every device, where a lookup's answer can be
+	// lost); the kept ownership stays (for devbulk cleanup) whenever that
+	// cannot be done, marks included.
 	undo := func(cause error) (Phase, *Set, error) {
-		if err := set.Record(c, linkNames(links), linkNames(lowers)); err != nil {
-			return p, set, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %w", cause, err)
+		set.Links, set.Lowers = nil, nil
+		set.Persist = func() error { return keep(false) }
+		dp, err := Delete(context.WithoutCancel(ctx), Target{Conn: c, NS: o.NS}, set, DeleteGroup, DeleteOptions{})
+		if err == nil && !dp.Settled {
+			err = errors.New("the undo could not check what is left")
 		}
-		if _, err := Delete(context.WithoutCancel(ctx), Target{Conn: c, NS: o.NS}, set, DeleteGroup, DeleteOptions{}); err != nil {
-			_ = keep(false)
+		if err != nil {
 			return p, set, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %w", cause, err)
 		}
 		if o.Forget != nil {
@@ -113,8 +117,9 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 	if err := set.Record(c, linkNames(links), linkNames(lowers)); err != nil {
 		return undo(err)
 	}
-	if len(set.Links) != len(links) {
-		return undo(fmt.Errorf("%d of %d links created are not found with the run's group afterwards", len(links)-len(set.Links), len(links)))
+	if len(set.Links) != len(links) || len(set.Lowers) != len(lowers) {
+		return undo(fmt.Errorf("%d of %d links and %d of %d lower devices created are not found with the run's group afterwards",
+			len(links)-len(set.Links), len(links), len(lowers)-len(set.Lowers), len(lowers)))
 	}
 	if err := keep(true); err != nil {
 		return undo(err)

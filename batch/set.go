@@ -51,33 +51,20 @@ func (s *Set) owner() func(nlbatch.Link) bool {
 func (s *Set) hasGroup(g uint32) bool { return g == s.Group || slices.Contains(s.Marks, g) }
 
 // foreignDependents lists the devices of all that are not the set's but
-// depend on one of its devices: uppers (IFLA_LINK: vlan, macvlan, ipvlan),
-// vxlans on it (IFLA_VXLAN_LINK), and devices enslaved to it (IFLA_MASTER).
-// Deleting the set's device would delete or change them.
-func (s *Set) foreignDependents(all []nlbatch.Link) []string {
-	ours := map[int32]bool{}
-	for _, l := range s.all() {
-		ours[l.Index] = true
-	}
-	// A veth's peer was created with it, in the same request, and names it
-	// as its IFLA_LINK while the veth names the peer: it is the run's.
-	peers := map[int32]int32{}
-	if s.Kind != nil && s.Kind.Name == "veth" {
-		for _, l := range s.Links {
-			peers[l.Parent] = l.Index
-		}
-	}
-	byIndex := map[int32]nlbatch.Link{}
-	for _, l := range all {
-		byIndex[l.Index] = l
-	}
+// depend on one of mine (the set's devices as found now): uppers
+// (IFLA_LINK: vlan, macvlan, ipvlan), vxlans on it (IFLA_VXLAN_LINK), and
+// devices enslaved to it (IFLA_MASTER). Deleting the set's device would
+// delete or change them. A veth's peer, made in the same request, is the
+// set's too, and so are the devices on it.
+func (s *Set) foreignDependents(mine, all []nlbatch.Link) []string {
+	ours := indexes(mine)
 	owns := s.owner()
+	for _, p := range s.peers(mine, all) {
+		ours[p.Index] = true
+	}
 	var out []string
 	for _, l := range all {
-		if owns(l) {
-			continue
-		}
-		if veth, ok := peers[l.Index]; ok && l.Parent == veth && owns(byIndex[veth]) {
+		if ours[l.Index] || owns(l) {
 			continue
 		}
 		for _, lower := range l.Lowers() {
@@ -85,6 +72,28 @@ func (s *Set) foreignDependents(all []nlbatch.Link) []string {
 				out = append(out, l.Name)
 				break
 			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// peers returns the veth peers of mine found in all: each names its veth
+// as IFLA_LINK while the veth names it.
+func (s *Set) peers(mine, all []nlbatch.Link) []nlbatch.Link {
+	if s.Kind == nil || s.Kind.Name != "veth" {
+		return nil
+	}
+	want := map[int32]int32{} // peer ifindex → its veth
+	for _, l := range mine {
+		if l.Parent != 0 && !l.HasParentNetns {
+			want[l.Parent] = l.Index
+		}
+	}
+	var out []nlbatch.Link
+	for _, l := range all {
+		if veth, ok := want[l.Index]; ok && l.Parent == veth {
+			out = append(out, l)
 		}
 	}
 	return out
@@ -223,10 +232,12 @@ func (s *Set) Adopt(c *nlbatch.Conn) error {
 		return fmt.Errorf("listing links: %w", err)
 	}
 	s.Links, s.Lowers = nil, nil
+	seen := map[int32]bool{}
 	for _, l := range all {
-		if !s.hasGroup(l.Group) {
+		if !s.hasGroup(l.Group) || seen[l.Index] {
 			continue
 		}
+		seen[l.Index] = true
 		rest, ok := strings.CutPrefix(l.Name, s.Prefix)
 		switch {
 		case ok && isDigits(rest):

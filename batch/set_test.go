@@ -10,7 +10,7 @@ import (
 
 func TestOwnershipNeedsIndexNameGroupAndPrefix(t *testing.T) {
 	s := &Set{Kind: devices.Ifb, Group: 7, Marks: []uint32{9}, Prefix: "dbk",
-		Links:  []nlbatch.Link{{Index: 10, Name: "dbk0"}, {Index: 11, Name: "dbk1"}},
+		Links:  []nlbatch.Link{{Index: 10, Name: "dbk0"}, {Index: 11, Name: "dbk1"}, {Index: 14, Name: "eth0"}},
 		Lowers: []nlbatch.Link{{Index: 12, Name: "dbkl0"}}}
 	owns := s.owner()
 	cases := []struct {
@@ -23,17 +23,27 @@ func TestOwnershipNeedsIndexNameGroupAndPrefix(t *testing.T) {
 		{nlbatch.Link{Index: 10, Name: "dbk0", Group: 8}, false},  // another group
 		{nlbatch.Link{Index: 10, Name: "other", Group: 7}, false}, // renamed, or index reused
 		{nlbatch.Link{Index: 13, Name: "dbk0", Group: 7}, false},  // not recorded
+		{nlbatch.Link{Index: 14, Name: "eth0", Group: 7}, false},  // recorded, but not a name the run makes
 	}
 	for _, c := range cases {
 		if got := owns(c.l); got != c.want {
 			t.Errorf("owns(%+v) = %v, want %v", c.l, got, c.want)
 		}
 	}
-	all := []nlbatch.Link{{Index: 20, Name: "theirs", Parent: 12}, {Index: 21, Name: "dbk5", Group: 7, Parent: 12},
+	mine := []nlbatch.Link{{Index: 10, Name: "dbk0", Group: 7}, {Index: 11, Name: "dbk1", Group: 7}, {Index: 12, Name: "dbkl0", Group: 7}}
+	all := append([]nlbatch.Link{{Index: 20, Name: "theirs", Parent: 12}, {Index: 21, Name: "dbk5", Group: 7, Parent: 12},
 		{Index: 22, Name: "x", Parent: 3}, {Index: 23, Name: "port", Master: 10}, {Index: 24, Name: "vx", Kind: "vxlan", VxlanLink: 11},
-		{Index: 25, Name: "elsewhere", Parent: 10, HasParentNetns: true}, {Index: 10, Name: "dbk0", Group: 7}}
-	if got := s.foreignDependents(all); strings.Join(got, ",") != "theirs,dbk5,port,vx" {
-		t.Errorf("foreign dependents %v, want [theirs dbk5 port vx]", got)
+		{Index: 25, Name: "elsewhere", Parent: 10, HasParentNetns: true}, {Index: 26, Name: "on-eth0", Parent: 14}}, mine...)
+	// eth0 (14) is recorded but not the run's now: what sits on it is not checked.
+	if got := s.foreignDependents(mine, all); strings.Join(got, ",") != "dbk5,port,theirs,vx" {
+		t.Errorf("foreign dependents %v, want [dbk5 port theirs vx]", got)
+	}
+	// A veth's peer is the run's, and what sits on the peer is checked.
+	v := &Set{Kind: devices.Veth, Group: 7, Prefix: "v", Links: []nlbatch.Link{{Index: 30, Name: "v0", Parent: 31}}}
+	vmine := []nlbatch.Link{{Index: 30, Name: "v0", Group: 7, Parent: 31}}
+	vall := append([]nlbatch.Link{{Index: 31, Name: "v0p", Parent: 30}, {Index: 32, Name: "onpeer", Parent: 31}}, vmine...)
+	if got := v.foreignDependents(vmine, vall); strings.Join(got, ",") != "onpeer" {
+		t.Errorf("veth dependents %v, want [onpeer]", got)
 	}
 }
 

@@ -77,10 +77,15 @@ func entryName(i int) string { return fmt.Sprintf("ns%06d", i) }
 
 func (m *mountRun) path(i int) string { return filepath.Join(m.dir, entryName(i)) }
 
-// keep bind-mounts the calling thread's network namespace as entry i and
-// notes the entry's inode.
+// keep bind-mounts the calling thread's network namespace as entry i. The
+// entry is noted as pending (inode 0) before it is made and with its inode
+// once mounted, so that a devbulk killed in between leaves nothing Cleanup
+// cannot prove its own.
 func (m *mountRun) keep(i int) error {
 	p := m.path(i)
+	if _, err := fmt.Fprintf(m.mounts, "%s 0\n", entryName(i)); err != nil {
+		return err
+	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o400)
 	if err != nil {
 		return err
@@ -153,8 +158,11 @@ func (m *mountRun) remove() (int, error) {
 	return n, os.Remove(m.dir)
 }
 
-// unmountEntry unmounts p when it is still the nsfs mount of inode ino (a
-// file devbulk made and left unmounted is just removed), then removes it.
+// unmountEntry unmounts p when it is still the nsfs mount of inode ino, or
+// of any inode for an entry noted as pending (0: devbulk was killed between
+// the mount and the note; the entry is in devbulk's own 0700 directory, made
+// with O_EXCL), then removes it. A file devbulk made and left unmounted is
+// just removed.
 func unmountEntry(p string, ino uint64) error {
 	var lst unix.Stat_t
 	if err := unix.Lstat(p, &lst); err != nil {
@@ -168,7 +176,7 @@ func unmountEntry(p string, ino uint64) error {
 		return err
 	}
 	if fs.Type == unix.NSFS_MAGIC {
-		if lst.Ino != ino {
+		if ino != 0 && lst.Ino != ino {
 			return fmt.Errorf("%s holds namespace inode %d, not the %d devbulk mounted: left alone", p, lst.Ino, ino)
 		}
 		if err := unix.Unmount(p, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil {
@@ -180,12 +188,15 @@ func unmountEntry(p string, ino uint64) error {
 
 // readMounts reads a run's "mounts" file: entry name → inode.
 func readMounts(path string) (map[string]uint64, error) {
+	out := map[string]uint64{}
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return out, nil // killed before it was made: nothing was mounted
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	out := map[string]uint64{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		name, ino, ok := strings.Cut(sc.Text(), " ")
@@ -193,7 +204,9 @@ func readMounts(path string) (map[string]uint64, error) {
 		if !ok || err != nil || strings.ContainsRune(name, '/') {
 			return nil, fmt.Errorf("%s: malformed line %q", path, sc.Text())
 		}
-		out[name] = v
+		if v != 0 || out[name] == 0 {
+			out[name] = v // the inode, once noted, wins over "pending"
+		}
 	}
 	return out, sc.Err()
 }
@@ -241,6 +254,9 @@ func Cleanup() ([]CleanedRun, error) {
 			continue
 		}
 		o, err := owner.Read(filepath.Join(dir, ownerFile))
+		if errors.Is(err, os.ErrNotExist) && os.Remove(dir) == nil {
+			continue // killed right after making it: empty
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: no devbulk owner file (%v): left alone", dir, err))
 			continue

@@ -10,17 +10,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// transport is the socket underneath a Conn; tests replace it with a fake
-// kernel to exercise overruns and lost ACKs, which a real kernel produces only
-// under pressure.
-type transport interface {
-	// send writes one datagram. The kernel executes all requests in it
-	// before send returns.
-	send(b []byte) error
-	// recv reads one datagram; block=false returns unix.EAGAIN when empty.
+// Transport is what a Conn talks to: the kernel's NETLINK_ROUTE socket, or
+// in tests a fake kernel (package nlbatchtest) that produces the overruns and
+// lost ACKs a real kernel produces only under pressure.
+type Transport interface {
+	// Send writes one datagram. The kernel executes all requests in it
+	// before Send returns.
+	Send(b []byte) error
+	// Recv reads one datagram; block=false returns unix.EAGAIN when empty.
 	// An overrun is reported once as unix.ENOBUFS.
-	recv(b []byte, block bool) (int, error)
-	close() error
+	Recv(b []byte, block bool) (int, error)
+	Close() error
 }
 
 // Options tune a Conn. The zero value is usable.
@@ -44,7 +44,7 @@ const ackTruesize = 1024
 
 // Conn is a NETLINK_ROUTE socket bound to one network namespace.
 type Conn struct {
-	t      transport
+	t      Transport
 	seq    uint32
 	rcvbuf int // effective receive buffer (the kernel doubles the request)
 	sndbuf int
@@ -88,17 +88,20 @@ func DialHere(opts Options) (*Conn, error) {
 	}
 	s := &sysSocket{fd: fd}
 	if err := s.setup(opts); err != nil {
-		s.close()
+		s.Close()
 		return nil, err
 	}
-	c := newConn(s, s.rcvbuf, s.sndbuf)
+	c := NewConn(s, s.rcvbuf, s.sndbuf)
 	if opts.Window > 0 {
 		c.window = opts.Window
 	}
 	return c, nil
 }
 
-func newConn(t transport, rcvbuf, sndbuf int) *Conn {
+// NewConn returns a Conn over t, as if its receive and send buffers held
+// rcvbuf and sndbuf bytes: they size the default window and the datagrams.
+// Dial opens the real socket; NewConn is for fakes.
+func NewConn(t Transport, rcvbuf, sndbuf int) *Conn {
 	return &Conn{
 		t:      t,
 		rcvbuf: rcvbuf,
@@ -120,7 +123,7 @@ func (c *Conn) Close() error {
 		bufs.Put(&b)
 		c.buf = nil
 	}
-	return c.t.close()
+	return c.t.Close()
 }
 
 // RcvBuf is the effective receive buffer size in bytes.
@@ -178,11 +181,11 @@ func setBuf(fd, force, plain, size int) (int, error) {
 	return got, nil
 }
 
-func (s *sysSocket) send(b []byte) error {
+func (s *sysSocket) Send(b []byte) error {
 	return unix.Sendto(s.fd, b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
 }
 
-func (s *sysSocket) recv(b []byte, block bool) (int, error) {
+func (s *sysSocket) Recv(b []byte, block bool) (int, error) {
 	flags := 0
 	if !block {
 		flags = unix.MSG_DONTWAIT
@@ -196,4 +199,4 @@ func (s *sysSocket) recv(b []byte, block bool) (int, error) {
 	}
 }
 
-func (s *sysSocket) close() error { return unix.Close(s.fd) }
+func (s *sysSocket) Close() error { return unix.Close(s.fd) }

@@ -39,13 +39,13 @@ func (c *Conn) dumpOnce(req []byte, each func(msg []byte) error) (intr bool, err
 	if err := stamp(req, seq, unix.NLM_F_DUMP); err != nil {
 		return false, err
 	}
-	if err := c.t.send(req); err != nil {
+	if err := c.t.Send(req); err != nil {
 		return false, fmt.Errorf("sendmsg: %w", err)
 	}
 	buf := c.buf[:cap(c.buf)]
 	var failed error // the first error of the dump, returned once it is over
 	for {
-		n, err := c.t.recv(buf, true)
+		n, err := c.t.Recv(buf, true)
 		if errors.Is(err, unix.ENOBUFS) {
 			// Part of the dump was dropped: drain it and try again.
 			c.discard()
@@ -92,7 +92,7 @@ func (c *Conn) dumpOnce(req []byte, each func(msg []byte) error) (intr bool, err
 func (c *Conn) discard() {
 	buf := c.buf[:cap(c.buf)]
 	for {
-		if _, err := c.t.recv(buf, false); err != nil && !errors.Is(err, unix.ENOBUFS) {
+		if _, err := c.t.Recv(buf, false); err != nil && !errors.Is(err, unix.ENOBUFS) {
 			return
 		}
 	}

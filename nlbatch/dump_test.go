@@ -2,30 +2,22 @@ package nlbatch
 
 import (
 	"errors"
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"testing"
 
-	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
 
 func linkMessage(seq uint32, flags uint16, index int32, name string, group uint32) []byte {
-	info := nl.NewIfInfomsg(unix.AF_UNSPEC)
-	info.Index = index
-	b := info.Serialize()
-	b = append(b, nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(name)).Serialize()...)
-	b = append(b, nl.NewRtAttr(unix.IFLA_GROUP, nl.Uint32Attr(group)).Serialize()...)
-	li := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
-	li.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated("ifb"))
-	b = append(b, li.Serialize()...)
-	return message(unix.RTM_NEWLINK, flags, seq, b)
+	return nlbatchtest.LinkMessage(seq, flags, nlbatchtest.Link{Index: index, Name: name, Kind: "ifb", Group: group})
 }
 
 // The first attempt is flagged inconsistent; Dump must start over and keep
 // only the second attempt's links.
 func TestDumpRetriesWhenInterrupted(t *testing.T) {
 	attempt := 0
-	f := &fakeKernel{capacity: 100}
-	f.answer = func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
+	f := &nlbatchtest.Kernel{Capacity: 100}
+	f.Answer = func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
 		attempt++
 		var flags uint16 = unix.NLM_F_MULTI
 		if attempt == 1 {
@@ -34,10 +26,10 @@ func TestDumpRetriesWhenInterrupted(t *testing.T) {
 		return 0, "", [][]byte{
 			linkMessage(seq, flags, 1, "lo", 0),
 			linkMessage(seq, flags, int32(attempt+10), "dbk0", 7),
-			message(unix.NLMSG_DONE, flags, seq, make([]byte, 4)),
+			nlbatchtest.Message(unix.NLMSG_DONE, flags, seq, make([]byte, 4)),
 		}
 	}
-	c := newConn(f, 1<<20, 1<<20)
+	c := NewConn(f, 1<<20, 1<<20)
 	links, err := c.Links()
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +44,11 @@ func TestDumpRetriesWhenInterrupted(t *testing.T) {
 }
 
 func TestDumpGivesUpWhenAlwaysInterrupted(t *testing.T) {
-	f := &fakeKernel{capacity: 100}
-	f.answer = func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
-		return 0, "", [][]byte{message(unix.NLMSG_DONE, unix.NLM_F_MULTI|unix.NLM_F_DUMP_INTR, seq, make([]byte, 4))}
+	f := &nlbatchtest.Kernel{Capacity: 100}
+	f.Answer = func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
+		return 0, "", [][]byte{nlbatchtest.Message(unix.NLMSG_DONE, unix.NLM_F_MULTI|unix.NLM_F_DUMP_INTR, seq, make([]byte, 4))}
 	}
-	c := newConn(f, 1<<20, 1<<20)
+	c := NewConn(f, 1<<20, 1<<20)
 	if _, err := c.Links(); err != ErrDumpInconsistent {
 		t.Errorf("err %v, want ErrDumpInconsistent", err)
 	}
@@ -65,21 +57,21 @@ func TestDumpGivesUpWhenAlwaysInterrupted(t *testing.T) {
 // An error in the middle of a dump is returned only after the dump is read
 // to its end, so the next request on the Conn gets its own answer.
 func TestDumpErrorLeavesSocketClean(t *testing.T) {
-	f := &fakeKernel{capacity: 100}
-	f.answer = func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
+	f := &nlbatchtest.Kernel{Capacity: 100}
+	f.Answer = func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
 		return 0, "", [][]byte{
 			linkMessage(seq, unix.NLM_F_MULTI, 1, "lo", 0),
 			linkMessage(seq, unix.NLM_F_MULTI, 2, "x", 0),
-			message(unix.NLMSG_DONE, unix.NLM_F_MULTI, seq, make([]byte, 4)),
+			nlbatchtest.Message(unix.NLMSG_DONE, unix.NLM_F_MULTI, seq, make([]byte, 4)),
 		}
 	}
-	c := newConn(f, 1<<20, 1<<20)
+	c := NewConn(f, 1<<20, 1<<20)
 	boom := errors.New("boom")
 	err := c.Dump(GetLinkRequest(0, ""), func() {}, func([]byte) error { return boom })
 	if !errors.Is(err, boom) {
 		t.Fatalf("err %v, want boom", err)
 	}
-	if len(f.queue) != 0 {
-		t.Errorf("%d messages of the dump left on the socket", len(f.queue))
+	if f.Queued() != 0 {
+		t.Errorf("%d messages of the dump left on the socket", f.Queued())
 	}
 }

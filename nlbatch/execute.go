@@ -92,7 +92,7 @@ func (c *Conn) Execute(ctx context.Context, reqs [][]byte, window int) ([]Result
 
 		start := time.Now()
 		st.Sends++
-		if err := c.t.send(out); err != nil {
+		if err := c.t.Send(out); err != nil {
 			clear(pending)
 			markUnsent(res[i:], fmt.Errorf("sendmsg: %w", err))
 			return res, st, fmt.Errorf("sendmsg: %w", err)
@@ -134,7 +134,7 @@ func (c *Conn) Execute(ctx context.Context, reqs [][]byte, window int) ([]Result
 func (c *Conn) drain(pending map[uint32]int, res []Result, start time.Time) (overrun bool, err error) {
 	buf := c.buf[:cap(c.buf)]
 	for len(pending) > 0 {
-		n, err := c.t.recv(buf, false)
+		n, err := c.t.Recv(buf, false)
 		switch {
 		case errors.Is(err, unix.EAGAIN):
 			return overrun, nil

@@ -4,10 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
+
+// withLinks is a fake kernel with a queue of capacity replies and the
+// 2000 links that requests deletes.
+func withLinks(capacity int) *nlbatchtest.Kernel {
+	k := &nlbatchtest.Kernel{Capacity: capacity}
+	for i := range 2000 {
+		k.Add(nlbatchtest.Link{Name: fmt.Sprintf("x%d", i), Kind: "ifb"})
+	}
+	return k
+}
 
 func requests(n int) [][]byte {
 	reqs := make([][]byte, n)
@@ -18,8 +29,8 @@ func requests(n int) [][]byte {
 }
 
 func TestExecuteAcksEveryRequest(t *testing.T) {
-	f := &fakeKernel{capacity: 1 << 20}
-	c := newConn(f, 256*ackTruesize, 1<<20)
+	f := withLinks(1 << 20)
+	c := NewConn(f, 256<<10, 1<<20) // 256 KiB: 256 ACKs at 1 KiB each
 	res, st, err := c.Execute(context.Background(), requests(1000), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -29,8 +40,8 @@ func TestExecuteAcksEveryRequest(t *testing.T) {
 			t.Fatalf("request %d: err %v sent %v", i, r.Err, r.Sent)
 		}
 	}
-	if want := (1000 + 255) / 256; st.Sends != want || f.sends != want {
-		t.Errorf("sends: stats %d, kernel saw %d, want %d (window 256)", st.Sends, f.sends, want)
+	if want := (1000 + 255) / 256; st.Sends != want || f.Sends != want {
+		t.Errorf("sends: stats %d, kernel saw %d, want %d (window 256)", st.Sends, f.Sends, want)
 	}
 	if st.AcksLost != 0 || st.Overruns != 0 {
 		t.Errorf("unexpected losses: %+v", st)
@@ -38,25 +49,25 @@ func TestExecuteAcksEveryRequest(t *testing.T) {
 }
 
 func TestExecuteWindowOneIsSerial(t *testing.T) {
-	f := &fakeKernel{capacity: 1 << 20}
-	c := newConn(f, 1<<20, 1<<20)
+	f := withLinks(1 << 20)
+	c := NewConn(f, 1<<20, 1<<20)
 	_, st, err := c.Execute(context.Background(), requests(10), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.sends != 10 || st.Sends != 10 {
-		t.Errorf("window 1 made %d sends, want 10", f.sends)
+	if f.Sends != 10 || st.Sends != 10 {
+		t.Errorf("window 1 made %d sends, want 10", f.Sends)
 	}
 }
 
 func TestExecuteErrorsCarryExtAck(t *testing.T) {
-	f := &fakeKernel{capacity: 1 << 20, answer: func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
+	f := &nlbatchtest.Kernel{Capacity: 1 << 20, Answer: func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
 		if seq%3 == 0 {
 			return unix.EEXIST, "Interface name already exists", nil
 		}
 		return 0, "", nil
 	}}
-	c := newConn(f, 1<<20, 1<<20)
+	c := NewConn(f, 1<<20, 1<<20)
 	res, _, err := c.Execute(context.Background(), requests(9), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +83,7 @@ func TestExecuteErrorsCarryExtAck(t *testing.T) {
 		if !errors.As(r.Err, &e) || !errors.Is(r.Err, unix.EEXIST) {
 			t.Fatalf("request %d: err %v, want *Error wrapping EEXIST", i, r.Err)
 		}
-		if e.Message != "Interface name already exists" || e.Offset != 8 {
+		if e.Message != "Interface name already exists" || e.Offset != 16 {
 			t.Errorf("request %d: message %q offset %d", i, e.Message, e.Offset)
 		}
 	}
@@ -81,8 +92,8 @@ func TestExecuteErrorsCarryExtAck(t *testing.T) {
 // A window larger than the receive queue loses ACKs: those requests must be
 // "ACK lost", never success, and the window must shrink.
 func TestExecuteOverrunLosesAcksAndShrinksWindow(t *testing.T) {
-	f := &fakeKernel{capacity: 100}
-	c := newConn(f, 400*ackTruesize, 1<<20)
+	f := withLinks(100)
+	c := NewConn(f, 400<<10, 1<<20)
 	if c.Window() != 400 {
 		t.Fatalf("window %d, want 400 from the receive buffer", c.Window())
 	}
@@ -114,16 +125,16 @@ func TestExecuteOverrunLosesAcksAndShrinksWindow(t *testing.T) {
 }
 
 func TestExecuteCancelledSendsNothing(t *testing.T) {
-	f := &fakeKernel{capacity: 1 << 20}
-	c := newConn(f, 1<<20, 1<<20)
+	f := withLinks(1 << 20)
+	c := NewConn(f, 1<<20, 1<<20)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, _, err := c.Execute(ctx, requests(5), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.sends != 0 {
-		t.Errorf("%d sends after cancellation", f.sends)
+	if f.Sends != 0 {
+		t.Errorf("%d sends after cancellation", f.Sends)
 	}
 	for i, r := range res {
 		if r.Sent || !errors.Is(r.Err, context.Canceled) {
@@ -133,19 +144,19 @@ func TestExecuteCancelledSendsNothing(t *testing.T) {
 }
 
 func TestExecuteRespectsSendBuffer(t *testing.T) {
-	f := &fakeKernel{capacity: 1 << 20}
+	f := withLinks(1 << 20)
 	reqs := requests(100)
-	c := newConn(f, 1<<20, 10*len(reqs[0])+64)
+	c := NewConn(f, 1<<20, 10*len(reqs[0])+64)
 	if _, st, err := c.Execute(context.Background(), reqs, 0); err != nil || st.Sends != 10 {
 		t.Errorf("sends %d err %v, want 10 datagrams of 10 requests", st.Sends, err)
 	}
 }
 
 func TestExecuteCollectsReplies(t *testing.T) {
-	f := &fakeKernel{capacity: 1 << 20, answer: func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
-		return 0, "", [][]byte{message(unix.RTM_NEWLINK, 0, seq, make([]byte, unix.SizeofIfInfomsg))}
+	f := &nlbatchtest.Kernel{Capacity: 1 << 20, Answer: func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
+		return 0, "", [][]byte{nlbatchtest.Message(unix.RTM_NEWLINK, 0, seq, make([]byte, unix.SizeofIfInfomsg))}
 	}}
-	c := newConn(f, 1<<20, 1<<20)
+	c := NewConn(f, 1<<20, 1<<20)
 	res, _, err := c.Execute(context.Background(), requests(3), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -158,14 +169,14 @@ func TestExecuteCollectsReplies(t *testing.T) {
 }
 
 func TestExecuteRejectsMalformedRequest(t *testing.T) {
-	c := newConn(&fakeKernel{capacity: 10}, 1<<20, 1<<20)
+	c := NewConn(withLinks(10), 1<<20, 1<<20)
 	if _, _, err := c.Execute(context.Background(), [][]byte{{1, 2, 3}}, 0); err == nil {
 		t.Error("a 3-byte request was accepted")
 	}
 }
 
 func TestExecuteRefusesDumps(t *testing.T) {
-	c := newConn(&fakeKernel{capacity: 10}, 1<<20, 1<<20)
+	c := NewConn(withLinks(10), 1<<20, 1<<20)
 	req := GetLinkRequest(0, "")
 	req[7] |= byte(unix.NLM_F_DUMP >> 8)
 	res, _, err := c.Execute(context.Background(), [][]byte{req}, 0)
@@ -176,8 +187,8 @@ func TestExecuteRefusesDumps(t *testing.T) {
 
 // A broken socket mid-drain must not leave requests looking successful.
 func TestExecuteDrainErrorFailsPending(t *testing.T) {
-	f := &brokenRecv{fakeKernel{capacity: 100}}
-	c := newConn(f, 1<<20, 1<<20)
+	f := &brokenRecv{*withLinks(100)}
+	c := NewConn(f, 1<<20, 1<<20)
 	res, _, err := c.Execute(context.Background(), requests(3), 0)
 	if err == nil {
 		t.Fatal("no error from a failing recvmsg")
@@ -189,13 +200,13 @@ func TestExecuteDrainErrorFailsPending(t *testing.T) {
 	}
 }
 
-type brokenRecv struct{ fakeKernel }
+type brokenRecv struct{ nlbatchtest.Kernel }
 
-func (b *brokenRecv) recv([]byte, bool) (int, error) { return 0, unix.EBADF }
+func (b *brokenRecv) Recv([]byte, bool) (int, error) { return 0, unix.EBADF }
 
 func TestExecuteReportsProgressPerDatagram(t *testing.T) {
-	f := &fakeKernel{capacity: 1 << 20}
-	c := newConn(f, 1<<20, 1<<20)
+	f := withLinks(1 << 20)
+	c := NewConn(f, 1<<20, 1<<20)
 	var seen []int
 	c.Progress = func(n int) { seen = append(seen, n) }
 	if _, _, err := c.Execute(context.Background(), requests(5), 2); err != nil {

@@ -2,6 +2,7 @@ package nlbatch
 
 import (
 	"encoding/binary"
+	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -130,10 +131,10 @@ func ParseLink(msg []byte) (Link, error) {
 		Index: int32(binary.NativeEndian.Uint32(info[4:8])),
 		Flags: binary.NativeEndian.Uint32(info[8:12]),
 	}
-	forEachAttr(msg[hdr+unix.SizeofIfInfomsg:], func(typ uint16, v []byte) {
+	nlwire.ForEachAttr(msg[hdr+unix.SizeofIfInfomsg:], func(typ uint16, v []byte) {
 		switch typ {
 		case unix.IFLA_IFNAME:
-			l.Name = cString(v)
+			l.Name = nlwire.CString(v)
 		case unix.IFLA_GROUP:
 			if len(v) >= 4 {
 				l.Group = binary.NativeEndian.Uint32(v)
@@ -152,16 +153,16 @@ func ParseLink(msg []byte) (Link, error) {
 			}
 		case unix.IFLA_LINKINFO:
 			var data []byte
-			forEachAttr(v, func(typ uint16, v []byte) {
+			nlwire.ForEachAttr(v, func(typ uint16, v []byte) {
 				switch typ {
 				case unix.IFLA_INFO_KIND:
-					l.Kind = cString(v)
+					l.Kind = nlwire.CString(v)
 				case unix.IFLA_INFO_DATA:
 					data = v
 				}
 			})
 			if l.Kind == "vxlan" {
-				forEachAttr(data, func(typ uint16, v []byte) {
+				nlwire.ForEachAttr(data, func(typ uint16, v []byte) {
 					if typ == unix.IFLA_VXLAN_LINK && len(v) >= 4 {
 						l.VxlanLink = int32(binary.NativeEndian.Uint32(v))
 					}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -77,24 +78,23 @@ func linkOf(r Result) (Link, error) {
 // ScanLinks lists every link of the namespace for a safety scan (what
 // depends on a device, what else a group holds). Where Links fails because
 // every attempt was interrupted by concurrent changes, ScanLinks returns
-// the union of all attempts: each attempt reports every device that existed
-// throughout it (a changed table can only add or repeat entries, or skip one
-// that moved meanwhile), so the union errs on the side of seeing too much,
-// which makes the scans more careful, never less.
+// every distinct version of every link that any attempt saw: each attempt
+// reports every device that existed throughout it, so the union errs on the
+// side of seeing too much (a link may appear twice, as it was and as it
+// became), which makes the scans more careful, never less.
 func (c *Conn) ScanLinks() ([]Link, error) {
-	seen := map[int32]int{}
-	var union []Link
-	var attempt []Link
-	err := c.Dump(GetLinkRequest(0, ""),
-		func() {
-			for _, l := range attempt {
-				if _, ok := seen[l.Index]; !ok {
-					seen[l.Index] = len(union)
-					union = append(union, l)
-				}
+	seen := map[Link]bool{}
+	var union, attempt []Link
+	merge := func() {
+		for _, l := range attempt {
+			if !seen[l] {
+				seen[l] = true
+				union = append(union, l)
 			}
-			attempt = attempt[:0]
-		},
+		}
+		attempt = attempt[:0]
+	}
+	err := c.Dump(GetLinkRequest(0, ""), merge,
 		func(msg []byte) error {
 			l, err := ParseLink(msg)
 			if err != nil {
@@ -104,11 +104,7 @@ func (c *Conn) ScanLinks() ([]Link, error) {
 			return nil
 		})
 	if errors.Is(err, ErrDumpInconsistent) {
-		for _, l := range attempt {
-			if _, ok := seen[l.Index]; !ok {
-				union = append(union, l)
-			}
-		}
+		merge()
 		return union, nil
 	}
 	return attempt, err
@@ -133,7 +129,7 @@ func (c *Conn) NetnsID(fd int) (int32, error) {
 			continue
 		}
 		id := int32(-1)
-		forEachAttr(m[unix.NLMSG_HDRLEN+4:], func(typ uint16, v []byte) {
+		nlwire.ForEachAttr(m[unix.NLMSG_HDRLEN+4:], func(typ uint16, v []byte) {
 			if typ == unix.NETNSA_NSID && len(v) >= 4 {
 				id = int32(binary.NativeEndian.Uint32(v))
 			}

@@ -3,6 +3,8 @@ package nlbatch
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,7 +37,7 @@ func splitMessages(b []byte, fn func(h header, msg []byte) error) error {
 		if err := fn(h, b[:h.Len]); err != nil {
 			return err
 		}
-		next := align4(int(h.Len))
+		next := nlwire.Align4(int(h.Len))
 		if next > len(b) {
 			next = len(b)
 		}
@@ -43,8 +45,6 @@ func splitMessages(b []byte, fn func(h header, msg []byte) error) error {
 	}
 	return nil
 }
-
-func align4(n int) int { return (n + 3) &^ 3 }
 
 // stamp prepares a serialized request for sending: sequence number,
 // nlmsg_pid 0 (the kernel fills in the sender's port), NLM_F_REQUEST and the
@@ -60,6 +60,9 @@ func stamp(req []byte, seq uint32, flags uint16) error {
 	return nil
 }
 
+// maxErrno is the largest errno the kernel sends (MAX_ERRNO).
+const maxErrno = 4095
+
 // parseAck decodes the payload of an NLMSG_ERROR message (everything after its
 // own nlmsghdr). It returns nil for a plain ACK and *Error otherwise.
 // flags are the NLMSG_ERROR message's own nlmsg_flags.
@@ -71,6 +74,9 @@ func parseAck(flags uint16, payload []byte) error {
 	if code == 0 {
 		return nil
 	}
+	if code > 0 || code < -maxErrno {
+		return fmt.Errorf("%w: error code %d is not a negative errno", errShort, code)
+	}
 	e := &Error{Errno: unix.Errno(-code), Offset: -1}
 	if flags&unix.NLM_F_ACK_TLVS == 0 {
 		return e
@@ -81,49 +87,26 @@ func parseAck(flags uint16, payload []byte) error {
 	if len(rest) < unix.NLMSG_HDRLEN {
 		return e
 	}
+	reqLen := int(binary.NativeEndian.Uint32(rest[0:4])) // the request's nlmsg_len
 	skip := unix.NLMSG_HDRLEN
 	if flags&unix.NLM_F_CAPPED == 0 {
-		skip = align4(int(binary.NativeEndian.Uint32(rest[0:4])))
+		skip = nlwire.Align4(reqLen)
 	}
 	if skip > len(rest) || skip < unix.NLMSG_HDRLEN {
 		return e
 	}
-	forEachAttr(rest[skip:], func(typ uint16, v []byte) {
+	nlwire.ForEachAttr(rest[skip:], func(typ uint16, v []byte) {
 		switch typ {
 		case unix.NLMSGERR_ATTR_MSG:
-			e.Message = cString(v)
+			e.Message = nlwire.CString(v)
 		case unix.NLMSGERR_ATTR_OFFS:
+			// An offset outside the request says nothing: drop it.
 			if len(v) >= 4 {
-				e.Offset = int(binary.NativeEndian.Uint32(v))
+				if off := int(binary.NativeEndian.Uint32(v)); off >= unix.NLMSG_HDRLEN && off < reqLen {
+					e.Offset = off
+				}
 			}
 		}
 	})
 	return e
-}
-
-// forEachAttr walks a run of netlink attributes, stopping at the first
-// malformed one.
-func forEachAttr(b []byte, fn func(typ uint16, value []byte)) {
-	for len(b) >= unix.SizeofRtAttr {
-		l := int(binary.NativeEndian.Uint16(b[0:2]))
-		typ := binary.NativeEndian.Uint16(b[2:4]) &^ (unix.NLA_F_NESTED | unix.NLA_F_NET_BYTEORDER)
-		if l < unix.SizeofRtAttr || l > len(b) {
-			return
-		}
-		fn(typ, b[unix.SizeofRtAttr:l])
-		next := align4(l)
-		if next > len(b) {
-			return
-		}
-		b = b[next:]
-	}
-}
-
-func cString(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
 }

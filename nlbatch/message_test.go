@@ -3,6 +3,8 @@ package nlbatch
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink/nl"
@@ -27,9 +29,10 @@ func TestParseAck(t *testing.T) {
 		msg     string
 		offset  int
 	}{
-		{"ack", 0, ackMessage(1, req, 0, "", 0)[16:], 0, "", -1},
-		{"bare error", unix.NLM_F_CAPPED, ackMessage(1, req, unix.EPERM, "", 0)[16:], unix.EPERM, "", -1},
-		{"ext ack", unix.NLM_F_CAPPED | unix.NLM_F_ACK_TLVS, ackMessage(1, req, unix.EINVAL, "unknown kind", 36)[16:], unix.EINVAL, "unknown kind", 36},
+		{"ack", 0, nlbatchtest.Ack(1, req, 0, "", 0)[16:], 0, "", -1},
+		{"bare error", unix.NLM_F_CAPPED, nlbatchtest.Ack(1, req, unix.EPERM, "", 0)[16:], unix.EPERM, "", -1},
+		{"ext ack", unix.NLM_F_CAPPED | unix.NLM_F_ACK_TLVS, nlbatchtest.Ack(1, req, unix.EINVAL, "unknown kind", 16)[16:], unix.EINVAL, "unknown kind", 16},
+		{"offset outside the request", unix.NLM_F_CAPPED | unix.NLM_F_ACK_TLVS, nlbatchtest.Ack(1, req, unix.EINVAL, "unknown kind", 36)[16:], unix.EINVAL, "unknown kind", -1},
 		{"uncapped", unix.NLM_F_ACK_TLVS, uncapped, unix.ENODEV, "no such device", -1},
 	}
 	for _, c := range cases {
@@ -63,12 +66,14 @@ func TestErrorText(t *testing.T) {
 }
 
 // FuzzParseAck feeds arbitrary datagrams through the reply parsers: whatever
-// the kernel (or a corrupted buffer) sends, they must not panic or read past
-// the datagram, and an error ACK must decode to *Error.
+// the kernel (or a corrupted buffer) sends, they must not panic, and what
+// they return must make sense: an error ACK decodes to *Error with an errno
+// the kernel can send, text without NUL, and an offset inside the request
+// (or none).
 func FuzzParseAck(f *testing.F) {
 	req := DelLinkRequest(3)
-	f.Add(ackMessage(1, req, unix.EEXIST, "exists", 20))
-	f.Add(ackMessage(1, req, 0, "", 0))
+	f.Add(nlbatchtest.Ack(1, req, unix.EEXIST, "exists", 20))
+	f.Add(nlbatchtest.Ack(1, req, 0, "", 0))
 	f.Add([]byte{20, 0, 0, 0, 2, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_ = splitMessages(b, func(h header, msg []byte) error {
@@ -78,11 +83,57 @@ func FuzzParseAck(f *testing.F) {
 			}
 			payload := msg[unix.NLMSG_HDRLEN:]
 			err := parseAck(h.Flags, payload)
+			if len(payload) < 4 || binary.NativeEndian.Uint32(payload) == 0 {
+				if err == nil && len(payload) < 4 {
+					t.Fatalf("short ACK %x decoded as success", msg)
+				}
+				return nil
+			}
 			var e *Error
-			if len(payload) >= 4 && binary.NativeEndian.Uint32(payload) != 0 && !errors.As(err, &e) {
-				t.Errorf("error ACK %x decoded as %v", msg, err)
+			if !errors.As(err, &e) {
+				if err == nil {
+					t.Fatalf("error ACK %x decoded as success", msg)
+				}
+				return nil // a code no kernel sends: refused
+			}
+			reqLen := -1
+			if len(payload) >= 8 {
+				reqLen = int(binary.NativeEndian.Uint32(payload[4:8]))
+			}
+			switch {
+			case e.Errno <= 0 || e.Errno > maxErrno:
+				t.Fatalf("errno %d out of range from %x", e.Errno, msg)
+			case strings.ContainsRune(e.Message, 0):
+				t.Fatalf("message %q holds NUL", e.Message)
+			case e.Offset != -1 && (e.Offset < unix.NLMSG_HDRLEN || e.Offset >= reqLen):
+				t.Fatalf("offset %d outside the %d-byte request", e.Offset, reqLen)
 			}
 			return nil
 		})
+	})
+}
+
+// FuzzAckRoundTrip: what the fake kernel encodes as an error ACK, the
+// parser reads back exactly.
+func FuzzAckRoundTrip(f *testing.F) {
+	f.Add(uint16(17), "Interface name already exists", uint16(24))
+	f.Add(uint16(1), "", uint16(0))
+	f.Fuzz(func(t *testing.T, errno uint16, text string, offset uint16) {
+		if errno == 0 || errno > maxErrno || strings.ContainsRune(text, 0) {
+			return
+		}
+		req := DelLinkRequest(3)
+		err := parseAck(unix.NLM_F_CAPPED|unix.NLM_F_ACK_TLVS, nlbatchtest.Ack(1, req, unix.Errno(errno), text, int(offset))[unix.NLMSG_HDRLEN:])
+		var e *Error
+		if !errors.As(err, &e) || e.Errno != unix.Errno(errno) {
+			t.Fatalf("errno %d came back as %v", errno, err)
+		}
+		wantOff := -1
+		if text != "" && int(offset) >= unix.NLMSG_HDRLEN && int(offset) < len(req) {
+			wantOff = int(offset)
+		}
+		if text != "" && e.Message != text || e.Offset != wantOff {
+			t.Fatalf("(%q, %d) came back as (%q, %d)", text, offset, e.Message, e.Offset)
+		}
 	})
 }

@@ -18,8 +18,8 @@ func TestMain(m *testing.M) {
 // Where tracing works (the VM suite), a netns whose dismantle waits for RCU
 // is counted; elsewhere New says why not.
 func TestCountsAnRCUWait(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("needs root (tracing); -short runs unit tests only")
 	}
 	c, err := New()
 	if errors.Is(err, ErrUnavailable) {
@@ -35,7 +35,9 @@ func TestCountsAnRCUWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	// The bound only catches a count that never comes; the dismantle is
+	// asynchronous and takes as long as the machine needs.
+	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		n, err := c.Read()
 		if err != nil {
@@ -46,5 +48,5 @@ func TestCountsAnRCUWait(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Error("no RCU wait counted in 10 s")
+	t.Error("no RCU wait counted in 2 minutes")
 }

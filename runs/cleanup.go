@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -31,6 +32,10 @@ func (s *Store) Cleanup(ctx context.Context, all bool) ([]Cleaned, error) {
 	}
 	var out []Cleaned
 	for _, b := range bad {
+		if !errors.Is(b.Err, ErrMalformed) {
+			out = append(out, Cleaned{What: b.File, Err: b.Err})
+			continue
+		}
 		to, err := s.Quarantine(b)
 		out = append(out, Cleaned{What: fmt.Sprintf("%v: moved aside to %s", b.Err, to), Err: err})
 	}
@@ -73,7 +78,7 @@ func (s *Store) cleanupRun(ctx context.Context, r *Record) Cleaned {
 	}
 	var what string
 	switch {
-	case p.Deleted == 0 && removed && err == nil:
+	case removed && err == nil && len(p.Left) == n: // nothing of it was there
 		what = fmt.Sprintf("%s: stale, none of its %d devices is left in %s: record removed", r, n, in)
 	default:
 		what = fmt.Sprintf("%s: deleted %d of %d %s links in %s", r, p.Deleted, p.Devices, r.Kind, in)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/owner"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netns"
 )
@@ -105,46 +107,88 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 			}
 		}
 	}
+	// Every refusal before anything is deleted: a run whose devbulk still
+	// runs, devices of others on any run's devices.
+	refused := false
+	for _, r := range mine {
+		out := Outcome{Record: r}
+		if r.Owner.Alive() && r.Owner != owner.Self() && !o.Force {
+			out.Err = fmt.Errorf("%w (%s, state %s): refusing; wait for it to finish, or --force", ErrRunning, r.Owner, r.State)
+		} else if set, err := r.Set(nil); err != nil {
+			out.Err = err
+		} else if r.Devices() > 0 {
+			out.Err = batch.Refusal(ctx, batch.Target{Conn: conn, NS: o.NS}, set)
+		}
+		if out.Err != nil {
+			refused = true
+			rep.Runs = append(rep.Runs, out)
+		}
+	}
+	if refused {
+		return rep, nil
+	}
 	for _, r := range mine {
 		if err := ctx.Err(); err != nil {
 			break
 		}
-		rep.Runs = append(rep.Runs, s.deleteRun(ctx, conn, r, o))
+		out := Outcome{Record: r}
+		out.Phase, out.Removed, out.Err = s.deleteSet(ctx, conn, o.NS, r, o.Strategy, batch.DeleteOptions{Workers: o.Workers, Progress: o.Progress})
+		rep.Runs = append(rep.Runs, out)
 	}
 	return rep, nil
-}
-
-func (s *Store) deleteRun(ctx context.Context, conn *nlbatch.Conn, r *Record, o DeleteOptions) Outcome {
-	out := Outcome{Record: r}
-	if r.Owner.Alive() && !o.Force {
-		out.Err = fmt.Errorf("%w (%s, state %s): refusing; wait for it to finish, or --force", ErrRunning, r.Owner, r.State)
-		return out
-	}
-	out.Phase, out.Removed, out.Err = s.deleteSet(ctx, conn, o.NS, r, o.Strategy, batch.DeleteOptions{Workers: o.Workers, Progress: o.Progress})
-	return out
 }
 
 // deleteSet deletes one run's devices with strategy d, marking the record
 // "deleting" right before the first request, and keeps the record in step
 // with what is left.
+//
+// The record is marked "deleting", and owned by this process, right before
+// the first request: a concurrent cleanup then leaves it alone, and one
+// after a kill -9 finishes it. When the delete changed nothing (refused,
+// interrupted before its first device) the state goes back to what it was;
+// the record's devices are rewritten only once the delete has looked every
+// one of them up afterwards.
 func (s *Store) deleteSet(ctx context.Context, conn *nlbatch.Conn, ns netns.NsHandle, r *Record, d batch.DeleteStrategy, do batch.DeleteOptions) (batch.Phase, bool, error) {
 	set, err := r.Set(s.Save)
 	if err != nil {
 		return batch.Phase{}, false, err
 	}
+	state, creator, marks := r.State, r.Owner, slices.Clone(r.Marks)
+	marked := false
 	do.BeforeFirst = func() error {
-		r.State = Deleting
+		r.State, r.Owner, marked = Deleting, owner.Self(), true
 		return s.Save(r)
 	}
 	p, err := batch.Delete(ctx, batch.Target{Conn: conn, NS: ns}, set, d, do)
-	if r.State != Deleting {
-		return p, false, err // refused before anything was deleted
+	r.Marks = set.Marks
+	if p.Settled {
+		r.Links, r.Lowers = set.Links, set.Lowers
+		if r.Devices() == 0 {
+			return p, true, errors.Join(err, s.Remove(r))
+		}
 	}
-	r.Marks, r.Links, r.Lowers = set.Marks, set.Links, set.Lowers
-	if r.Devices() == 0 {
-		return p, true, errors.Join(err, s.Remove(r))
+	if marked && unchanged(p) {
+		r.State, r.Owner = state, creator
+	}
+	if !marked && !p.Settled && slices.Equal(r.Marks, marks) {
+		return p, false, err // refused before anything: the file is as it was
 	}
 	return p, false, errors.Join(err, s.Save(r))
+}
+
+// unchanged reports whether a delete phase left every recorded device as
+// it was: nothing deleted, nothing vanished. Unknown (not settled) is not
+// unchanged.
+func unchanged(p batch.Phase) bool {
+	if !p.Settled {
+		return false
+	}
+	for _, l := range p.Left {
+		if !l.Present {
+			return false
+		}
+	}
+	return p.Deleted == 0
 }
 
 // Survey reads the store for a command that works beside other runs: the

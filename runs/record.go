@@ -54,14 +54,13 @@ var ErrMalformed = errors.New("malformed record")
 // Parse reads the record in file name: one JSON object, no unknown
 // fields, nothing after it, valid (see Validate), and named after its group.
 func Parse(name string, b []byte) (*Record, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
 	r := &Record{}
-	if err := d.Decode(r); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
-	}
-	if d.More() {
-		return nil, fmt.Errorf("%w: %s: data after the record", ErrMalformed, name)
+	if err := decodeStrict(b, r); err != nil {
+		legacy, lerr := parseLegacy(b)
+		if lerr != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
+		}
+		r = legacy
 	}
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
@@ -70,6 +69,50 @@ func Parse(name string, b []byte) (*Record, error) {
 		return nil, fmt.Errorf("%w: %s holds the record of group %d, which belongs in %s", ErrMalformed, name, r.Group, r.FileName())
 	}
 	return r, nil
+}
+
+// decodeStrict decodes one JSON object into v: no unknown fields, nothing
+// after it.
+func decodeStrict(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("data after the record")
+	}
+	return nil
+}
+
+// legacyBoot is the boot id given to records of devbulk before owners were
+// recorded: no process matches it, so such a run is never taken as alive.
+const legacyBoot = "legacy"
+
+// parseLegacy reads a record written by devbulk before this format (a bare
+// pid and a complete flag), so that an upgrade loses no run.
+func parseLegacy(b []byte) (*Record, error) {
+	var old struct {
+		Group    uint32         `json:"group"`
+		Marks    []uint32       `json:"marks,omitempty"`
+		Prefix   string         `json:"prefix"`
+		Kind     string         `json:"kind"`
+		Netns    string         `json:"netns"`
+		Inode    uint64         `json:"netns_inode"`
+		Links    []nlbatch.Link `json:"links"`
+		Lowers   []nlbatch.Link `json:"lowers,omitempty"`
+		PID      int            `json:"pid"`
+		Complete bool           `json:"complete"`
+	}
+	if err := decodeStrict(b, &old); err != nil {
+		return nil, err
+	}
+	state := Creating
+	if old.Complete {
+		state = Complete
+	}
+	return &Record{Group: old.Group, Marks: old.Marks, Prefix: old.Prefix, Kind: old.Kind, Netns: old.Netns,
+		Inode: old.Inode, Links: old.Links, Lowers: old.Lowers, Owner: owner.Owner{PID: old.PID, BootID: legacyBoot}, State: state}, nil
 }
 
 // Validate checks what ownership rests on: a nonzero group (0 is every

@@ -172,3 +172,13 @@ func FuzzParseRecord(f *testing.F) {
 		}
 	})
 }
+
+// A record of the devbulk before owners were recorded is read, never alive.
+func TestLegacyRecordsAreRead(t *testing.T) {
+	old := `{"group":305441741,"prefix":"dbk","kind":"ifb","netns":"test","netns_inode":4026532000,` +
+		`"links":[{"Index":5,"Name":"dbk0","Kind":"","Group":0,"Parent":0,"Flags":0}],"pid":42,"complete":true}`
+	r, err := Parse("1234abcd.json", []byte(old))
+	if err != nil || r.State != Complete || r.Owner.PID != 42 || r.Owner.Alive() || len(r.Links) != 1 {
+		t.Fatalf("Parse = %+v, %v", r, err)
+	}
+}

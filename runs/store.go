@@ -118,7 +118,8 @@ func (s *Store) Remove(r *Record) error {
 	return err
 }
 
-// Bad is a record file that could not be used.
+// Bad is a record file that could not be used: malformed (Err wraps
+// ErrMalformed; Cleanup moves it aside) or unreadable now.
 type Bad struct {
 	File string
 	Err  error
@@ -148,8 +149,11 @@ func (s *Store) Load() ([]*Record, []Bad, error) {
 // readRecord reads one record file without following a symlink.
 func readRecord(path string) (*Record, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("%w: %s is a symlink", ErrMalformed, path)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return nil, err // not the record's fault: not moved aside
 	}
 	defer f.Close()
 	st, err := f.Stat()

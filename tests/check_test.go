@@ -72,19 +72,36 @@ func TestCheckEndToEnd(t *testing.T) {
 		}
 	}
 
+	// The verdicts, on the saved results (not a second timed run, which a
+	// noisy machine could make twice as slow): against a baseline twice as
+	// fast, every timed benchmark regressed; twice as slow, improved.
 	fast, slow := filepath.Join(dir, "fast.json"), filepath.Join(dir, "slow.json")
 	scaleBaseline(t, base, fast, 0.5)
 	scaleBaseline(t, base, slow, 2)
-	r = run(t, dir, "check", "--suite", suite, "--baseline", fast, "--format", "ktap")
+	r = run(t, dir, "check", "--results", base, "--baseline", fast, "--format", "ktap")
 	if r.code != 1 || !strings.Contains(r.stdout, "\nnot ok 1 ifb\n") || !strings.Contains(r.stdout, "\nnot ok 2 churn\n") ||
 		!regexp.MustCompile(`# ifb benchmark=Delete/kind=ifb/strategy=group/n=100 .* verdict=regression`).MatchString(r.stdout) {
 		t.Errorf("against a baseline twice as fast: exit %d (want 1)\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	r = run(t, dir, "check", "--results", base, "--baseline", slow, "--format", "json")
+	var ch check.Check
+	if err := json.Unmarshal([]byte(r.stdout), &ch); r.code != 0 || err != nil {
+		t.Fatalf("against a baseline twice as slow: exit %d (want 0), %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	verdicts := map[string]int{}
+	for _, sc := range ch.Scenarios {
+		for _, b := range sc.Comparisons {
+			verdicts[b.Verdict]++
+		}
+	}
+	if verdicts["improvement"] == 0 || verdicts["regression"] != 0 {
+		t.Errorf("against a baseline twice as slow: verdicts %v, want improvements and no regression", verdicts)
+	}
 
 	svg := filepath.Join(dir, "check.svg")
-	r = run(t, dir, "check", "--suite", suite, "--baseline", slow, "--format", "benchstat", "--svg", svg)
+	r = run(t, dir, "check", "--results", base, "--baseline", slow, "--format", "benchstat", "--svg", svg)
 	if r.code != 0 {
-		t.Fatalf("against a baseline twice as slow: exit %d (want 0)\n%s%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("benchstat output: exit %d (want 0)\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	rd := benchfmt.NewReader(strings.NewReader(r.stdout), "stdout")
 	names := map[string]bool{}

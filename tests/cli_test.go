@@ -228,7 +228,8 @@ func startCreate(t *testing.T, state, ns string) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	// The bound only catches a hang; a slow machine just waits longer.
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if linkNames(t, ns)["dbk100"] {
 			return cmd
 		}

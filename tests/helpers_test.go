@@ -9,6 +9,7 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/vm"
 	"github.com/devbulk/devbulk/vm/vmtest"
 	"golang.org/x/sys/unix"
 )
@@ -42,6 +43,15 @@ func needRoot(t *testing.T) {
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("integration tests need root (CAP_NET_ADMIN) to make network namespaces")
+	}
+}
+
+// needGuest skips outside the VM: unloading a module on the host would take
+// the host's own devices (bridges, veths of containers) with it.
+func needGuest(t *testing.T) {
+	t.Helper()
+	if !vm.IsGuest() {
+		t.Skip("module strategies run in the VM only: an unload on the host would take its own devices")
 	}
 }
 

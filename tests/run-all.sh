@@ -16,8 +16,10 @@ fi
 # kernel (fetched by the tests with apt-get download, so apt's lists must be
 # current) to run the kinds this kernel may lack: dummy, vlan, ipip, gre.
 apt-get update -qq
+# gcc and libc6-dev: `go test -race` needs cgo (without a C compiler no test
+# runs at all). bsdutils: script(1) for the progress-bar test on a pty.
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	iproute2 qemu-system-x86 busybox-static >/dev/null
+	iproute2 qemu-system-x86 busybox-static gcc libc6-dev bsdutils >/dev/null
 
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then
@@ -30,4 +32,12 @@ go vet ./...
 go test ./nlbatch -run '^$' -fuzz FuzzParseAck -fuzztime 15s
 go test ./runs -run '^$' -fuzz FuzzParseRecord -fuzztime 15s
 go test ./runs -run '^$' -fuzz FuzzNetnsPath -fuzztime 10s
-go run gotest.tools/gotestsum@v1.13.0 --format testname -- -race -count=1 -timeout 30m ./...
+# gotestsum prints each test and its closing DONE line; tests/summary then
+# prints ran/passed/skipped/failed per package and fails on a skip whose
+# reason tests/expected-skips does not name.
+events=$(mktemp /tmp/devbulk-tests-XXXXXX.json)
+status=0
+go run gotest.tools/gotestsum@v1.13.0 --format testname --jsonfile "$events" -- -race -count=1 -timeout 30m ./... || status=$?
+go run ./tests/summary -expected tests/expected-skips "$events" || status=1
+rm -f "$events"
+exit $status

@@ -82,6 +82,36 @@ func TestForeignDependentsBlockEveryStrategy(t *testing.T) {
 	}
 }
 
+// Item 1, continued: a macvlan on a devbulk veth's peer (deleting the veth
+// deletes the peer), and a device enslaved to a devbulk bridge.
+func TestForeignDependentsOnPeersAndPorts(t *testing.T) {
+	needKind(t, "veth")
+	needKind(t, "bridge")
+	needKind(t, "macvlan")
+	s := newScratch(t)
+	_, veths := createRun(t, s, devices.Veth, 3)
+	s.ipIn(t, "link", "add", "onpeer", "link", "dbk1p", "type", "macvlan")
+	set, _ := veths.Set(nil)
+	_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{})
+	if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), "onpeer") {
+		t.Errorf("veth run with a macvlan on a peer: %v", err)
+	}
+	s.requirePresent(t, "a refused delete", append(veths.Links, s.byName(t, "onpeer"))...)
+
+	s2 := newScratch(t)
+	_, bridges := createRun(t, s2, devices.Bridge, 2)
+	s2.ipIn(t, "link", "add", "port0", "type", "ifb")
+	s2.ipIn(t, "link", "set", "port0", "master", "dbk0")
+	set, _ = bridges.Set(nil)
+	_, err = batch.Delete(context.Background(), batch.Target{Conn: s2.conn, NS: s2.ns.NS}, set, batch.DeleteSerial, batch.DeleteOptions{})
+	if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), "port0") {
+		t.Errorf("bridge run with a foreign port: %v", err)
+	}
+	if l := s2.byName(t, "port0"); l.Master == 0 {
+		t.Error("port0 was released from the bridge")
+	}
+}
+
 // Item 2: a device that takes the ifindex (and name) of one of devbulk's
 // during a one-by-one delete is not deleted: every window is looked up
 // again right before it is sent.
@@ -95,33 +125,32 @@ func TestIndexReusedDuringDeleteIsSpared(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer side.Close()
-	done := make(chan error, 1)
-	var p batch.Phase
-	go func() {
-		set, _ := rec.Set(nil)
-		var err error
-		p, err = batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteSerial, batch.DeleteOptions{})
-		done <- err
-	}()
-	// Once the delete is under way, someone replaces the last device with
-	// their own, at the same ifindex and under the same name.
-	for {
-		if _, err := side.LinkByIndex(rec.Links[0].Index); errors.Is(err, unix.ENODEV) {
-			break
+	// Once the delete is under way (its first device gone), someone
+	// replaces the last device with their own, at the same ifindex and
+	// under the same name: done from the progress hook, so it happens
+	// before the delete reaches that device, however fast the machine.
+	swapped := false
+	swap := func(done, _ int) {
+		if swapped || done == 0 {
+			return
 		}
-		time.Sleep(time.Millisecond)
-	}
-	if err := side.Do(context.Background(), nlbatch.DelLinkRequest(last.Index)); err != nil {
-		t.Fatal(err)
-	}
-	nsthread.Run(s.ns.NS, func() error {
-		out, err := exec.Command("ip", "link", "add", last.Name, "index", strconv.Itoa(int(last.Index)), "type", "ifb").CombinedOutput()
-		if err != nil {
-			t.Errorf("ip link add index: %v %s", err, out)
+		swapped = true
+		if err := side.Do(context.Background(), nlbatch.DelLinkRequest(last.Index)); err != nil {
+			t.Error(err)
 		}
-		return nil
-	})
-	err = <-done
+		nsthread.Run(s.ns.NS, func() error {
+			out, err := exec.Command("ip", "link", "add", last.Name, "index", strconv.Itoa(int(last.Index)), "type", "ifb").CombinedOutput()
+			if err != nil {
+				t.Errorf("ip link add index: %v %s", err, out)
+			}
+			return nil
+		})
+	}
+	set, _ := rec.Set(nil)
+	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteSerial, batch.DeleteOptions{Progress: swap})
+	if !swapped {
+		t.Fatal("the delete reported no progress")
+	}
 	s.requirePresent(t, "a delete that listed the ifindex before it was reused", last)
 	if err != nil || p.Deleted != len(rec.Links)-1 {
 		t.Errorf("delete: %v, deleted %d, want %d; left %v", err, p.Deleted, len(rec.Links)-1, p.Left)
@@ -161,9 +190,12 @@ func TestMalformedRecordsTouchNothing(t *testing.T) {
 	state := t.TempDir()
 	ns := namedNetns(t)
 	ino := netnsInode(t, ns)
-	for _, n := range []string{"foreign0", "foreign1", "x"} {
-		ip(t, "-n", ns, "link", "add", n, "type", "ifb")
-	}
+	// The foreign devices sit in the groups the records claim, and are
+	// named as the records say: only validation stands between them and a
+	// delete.
+	ip(t, "-n", ns, "link", "add", "foreign0", "type", "ifb")
+	ip(t, "-n", ns, "link", "add", "x", "group", strconv.Itoa(0x10000001), "type", "ifb")
+	ip(t, "-n", ns, "link", "add", "foreign1", "group", strconv.Itoa(0x10000009), "type", "ifb")
 	idx := func(name string) int {
 		var l []struct{ Ifindex int }
 		json.Unmarshal([]byte(ip(t, "-j", "-n", ns, "link", "show", name)), &l)
@@ -251,9 +283,12 @@ func TestCleanupNeverUnmountsThroughSymlinks(t *testing.T) {
 	}
 }
 
-// Item 6: a record whose namespace is gone matches no namespace that reused
-// its inode unless the devices match too: cleanup deletes nothing there and
-// says the record is stale.
+// Item 6: a record whose namespace name is gone is looked for by inode, and
+// what is found there is deleted only when the devices match too (ifindex,
+// name and group). Here the inode leads to another namespace that holds a
+// device of the recorded name and ifindex but not the run's group (a reused
+// inode cannot be forced on demand; this is what one looks like): cleanup
+// deletes nothing, says the record is stale, and names where it looked.
 func TestReusedInodeLosesNothing(t *testing.T) {
 	needKind(t, "ifb")
 	state := t.TempDir()
@@ -539,5 +574,37 @@ func TestSafetyBadInput(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(out); !strings.Contains(string(b), "<svg") {
 		t.Error("plot F -o out.svg wrote no SVG")
+	}
+}
+
+// Item 11, continued: a cleanup while a delete runs leaves that delete's run
+// alone (the record is marked "deleting" by the deleting process), and the
+// delete reports every device.
+func TestCleanupBesideARunningDelete(t *testing.T) {
+	needKind(t, "ifb")
+	state := t.TempDir()
+	ns := namedNetns(t)
+	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "300"); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	del := exec.Command(devbulk(t), "delete", "--netns", ns, "--strategy", "serial")
+	del.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
+	var out strings.Builder
+	del.Stdout = &out
+	if err := del.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for linkNames(t, ns)["dbk5"] {
+		time.Sleep(5 * time.Millisecond)
+	}
+	r := run(t, state, "cleanup", "--all")
+	if r.code != 0 || !strings.Contains(r.stdout, "nothing to clean up") {
+		t.Errorf("cleanup beside a running delete: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if err := del.Wait(); err != nil || !strings.Contains(out.String(), "deleted 300 of 300") {
+		t.Errorf("delete: %v, %q", err, out.String())
+	}
+	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 || len(linkNames(t, ns)) != 1 {
+		t.Errorf("left: records %v, devices %v", recs, linkNames(t, ns))
 	}
 }

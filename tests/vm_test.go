@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,19 +85,29 @@ func bootVM(t *testing.T, k *vm.Kernel, init string, args ...string) (string, st
 	return stdout.String(), stderr.String()
 }
 
-// Every delete strategy on every focus kind, with the same checks as on the
-// host (all of the run gone, the test's own devices untouched), in the VM.
+// Every delete strategy on every focus kind (gretap included), and the
+// module strategy of every other kind, with the same checks as on the host
+// (all of the run gone, the test's own devices untouched), in the VM: the
+// module strategy runs nowhere else.
 func TestVMStrategies(t *testing.T) {
 	k := needVM(t)
 	bin := staticBinary(t, "./", true)
 	out, _ := bootVM(t, k, bin, "-test.v", "-test.run",
-		"^(TestDeleteStrategies|TestModuleStrategyRefusesForeignDevices|TestForeignUpperOnOurLowerIsRefused|TestLostAcksAgainstTheKernel)$/^(dummy|vlan|ipip|gre)$")
+		"^(TestDeleteStrategies|TestModuleStrategyRefusesForeignDevices|TestForeignUpperOnOurLowerIsRefused|TestLostAcksAgainstTheKernel)$/^(dummy|vlan|ipip|gre|gretap)$")
+	modules, _ := bootVM(t, k, bin, "-test.v", "-test.run", "^TestDeleteStrategies$/^(bridge|ifb|macvlan|veth|vxlan)$/^module/")
+	out += modules
 	t.Log(out)
-	for _, kind := range []string{"dummy", "vlan", "ipip", "gre"} {
-		for _, d := range []string{"serial", "group", "netns", "module"} {
+	guestRan(t, out)
+	for _, kind := range []string{"dummy", "vlan", "ipip", "gre", "gretap"} {
+		for _, d := range []string{"serial", "pipelined", "parallel", "group", "netns", "module"} {
 			if !regexp.MustCompile(`--- PASS: TestDeleteStrategies/` + kind + `/` + d + `/`).MatchString(out) {
 				t.Errorf("no passing %s/%s run in the VM", kind, d)
 			}
+		}
+	}
+	for _, kind := range []string{"bridge", "ifb", "macvlan", "veth", "vxlan"} {
+		if !strings.Contains(out, "--- PASS: TestDeleteStrategies/"+kind+"/module/") {
+			t.Errorf("no passing %s/module run in the VM", kind)
 		}
 	}
 	if !strings.Contains(out, "--- PASS: TestDeleteStrategies/vlan/lower/") {
@@ -107,12 +118,40 @@ func TestVMStrategies(t *testing.T) {
 	}
 }
 
+// guestRan logs how many tests passed, skipped and failed in a guest's
+// verbose output, and fails the test for every skip there: the VM has
+// every kind, modules and tracing, so nothing may skip inside it.
+func guestRan(t *testing.T, out string) {
+	t.Helper()
+	counts := map[string]int{}
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		m := regexp.MustCompile(`^\s*--- (PASS|SKIP|FAIL): (\S+)`).FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		counts[m[1]]++
+		if m[1] == "SKIP" {
+			reason := ""
+			if i+1 < len(lines) {
+				reason = strings.TrimSpace(lines[i+1])
+			}
+			t.Errorf("skipped in the VM: %s: %s", m[2], reason)
+		}
+	}
+	t.Logf("in the VM: %d passed, %d skipped, %d failed", counts["PASS"], counts["SKIP"], counts["FAIL"])
+	if counts["PASS"] == 0 {
+		t.Error("no test passed in the VM")
+	}
+}
+
 // The netns scenarios on the Debian kernel, the devices payload with dummy.
 func TestVMNetns(t *testing.T) {
 	k := needVM(t)
 	bin := staticBinary(t, "./", true)
 	out, _ := bootVM(t, k, bin, "-test.v", "-test.run", "^TestNetnsScenarios$")
 	t.Log(out)
+	guestRan(t, out)
 	for _, sc := range []string{"churn-lo-up", "churn-devices", "churn-veth", "churn-exec", "sequential", "create-veth"} {
 		if !strings.Contains(out, "--- PASS: TestNetnsScenarios/"+sc+" ") {
 			t.Errorf("no passing %s run in the VM", sc)
@@ -176,10 +215,24 @@ func TestVMCheckCrossKernel(t *testing.T) {
 			t.Errorf("%s: nothing compared (skip %q, error %q)", sc.Name, sc.Skip, sc.Error)
 		}
 		for _, cmp := range sc.Comparisons {
-			if cmp.Base == nil || cmp.Cur == nil || cmp.Cur.N != 6 || cmp.Verdict == "" {
-				t.Errorf("%s %s: %+v", sc.Name, cmp.Benchmark, cmp)
+			if cmp.Base == nil || cmp.Cur == nil || cmp.Cur.N != 6 || cmp.Base.N != 6 {
+				t.Fatalf("%s %s: %+v", sc.Name, cmp.Benchmark, cmp)
 			}
 			t.Logf("%s %s: %+.1f%% p=%.3f %s", sc.Name, cmp.Benchmark, cmp.DeltaPct, cmp.P, cmp.Verdict)
+			// The verdict follows from the medians, p and the threshold
+			// (whatever two boots of one kernel measured).
+			delta := 100 * (cmp.Cur.Median/cmp.Base.Median - 1)
+			want := check.Same
+			switch {
+			case cmp.P < cmp.Alpha && delta > c.Threshold:
+				want = check.Regression
+			case cmp.P < cmp.Alpha && delta < -c.Threshold:
+				want = check.Improvement
+			}
+			if math.Abs(delta-cmp.DeltaPct) > 1e-6 || cmp.Verdict != want {
+				t.Errorf("%s %s: delta %.3f%% (reported %.3f%%), p %.3f, threshold %.0f%%: verdict %q, want %q",
+					sc.Name, cmp.Benchmark, delta, cmp.DeltaPct, cmp.P, c.Threshold, cmp.Verdict, want)
+			}
 		}
 	}
 }
@@ -275,6 +328,7 @@ func TestVMRCUTrace(t *testing.T) {
 	k := needVM(t)
 	bin := staticBinary(t, "../rcutrace", true)
 	out, _ := bootVM(t, k, bin, "-test.v", "-test.run", "^TestCountsAnRCUWait$")
+	guestRan(t, out)
 	if !strings.Contains(out, "--- PASS: TestCountsAnRCUWait") {
 		t.Errorf("the RCU counter test did not pass in the VM:\n%s", out)
 	}

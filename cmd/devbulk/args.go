@@ -7,11 +7,15 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// commandLine prepares os.Args for the app: an unknown command is a usage
-// error, and flags given after a command's arguments (devbulk plot
-// RESULT.json -o out.svg) are moved before them, since urfave/cli stops
-// reading flags at the first argument. Everything after "--" is left as it
-// is (devbulk vm -- ARGS).
+// passOn names the commands whose arguments are another devbulk command
+// line: their flags end at the first argument, as urfave/cli reads them.
+var passOn = map[string]bool{"vm": true}
+
+// commandLine prepares os.Args for the app: an unknown command or
+// subcommand is a usage error, and flags given after a command's arguments
+// (devbulk plot RESULT.json -o out.svg) are moved before them, since
+// urfave/cli stops reading flags at the first argument. Everything after
+// "--" is left as it is, and so are the arguments of devbulk vm.
 func commandLine(app *cli.App, args []string) ([]string, error) {
 	i := 1
 	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
@@ -20,21 +24,27 @@ func commandLine(app *cli.App, args []string) ([]string, error) {
 	if i >= len(args) {
 		return args, nil
 	}
+	if args[i] == "help" || args[i] == "h" {
+		if i+1 < len(args) && app.Command(args[i+1]) == nil {
+			return nil, unknown("command", args[i+1], app.Commands)
+		}
+		return args, nil
+	}
 	cmd := app.Command(args[i])
 	if cmd == nil {
-		if args[i] == "help" || args[i] == "h" {
-			return args, nil
-		}
-		var names []string
-		for _, c := range app.Commands {
-			names = append(names, c.Name)
-		}
-		return nil, usagef("unknown command %q (valid: %s)", args[i], strings.Join(names, ", "))
+		return nil, unknown("command", args[i], app.Commands)
 	}
-	if i+1 < len(args) && len(cmd.Subcommands) > 0 {
-		if sub := cmd.Command(args[i+1]); sub != nil {
+	if len(cmd.Subcommands) > 0 && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+		sub := cmd.Command(args[i+1])
+		if sub == nil && args[i+1] != "help" && args[i+1] != "h" {
+			return nil, unknown(cmd.Name+" command", args[i+1], cmd.Subcommands)
+		}
+		if sub != nil {
 			i, cmd = i+1, sub
 		}
+	}
+	if passOn[cmd.Name] {
+		return args, nil
 	}
 	out := slices.Clone(args[:i+1])
 	var flags, positional []string
@@ -57,6 +67,14 @@ func commandLine(app *cli.App, args []string) ([]string, error) {
 		}
 	}
 	return append(append(out, flags...), positional...), nil
+}
+
+func unknown(what, name string, cmds []*cli.Command) error {
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c.Name)
+	}
+	return usagef("unknown %s %q (valid: %s)", what, name, strings.Join(names, ", "))
 }
 
 // flagNamed returns the command's flag that arg (-x, --name, --name=v)

@@ -33,6 +33,7 @@ func checkCommand() *cli.Command {
 			&cli.BoolFlag{Name: "print-suite", Usage: "print devbulk's own suite, to start one of yours from, and exit"},
 			&cli.StringFlag{Name: "save", Usage: "write the results to `FILE`, a baseline for later checks"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with the results in `FILE` (from --save)"},
+			&cli.StringFlag{Name: "results", Usage: "with --baseline: compare the results saved in `FILE` instead of running the suite (two saved runs, two machines)"},
 			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest slowdown of a median that fails the check (0%..1000%); " +
 				"two checks of one kernel on the development machine differed by up to 14% with p < 0.05: measure yours"},
 			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on kernel `K` (debian, or PATH[:MODULES_DIR]); twice (A, B): compare B with A"},
@@ -68,20 +69,24 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return usage(err)
 	}
-	var base *check.Results
-	if path := c.String("baseline"); path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return usage(err)
-		}
-		base, err = check.ReadResults(f)
-		f.Close()
-		if err != nil {
-			return usagef("--baseline %s: %v", path, err)
-		}
+	base, err := readResults(c, "baseline")
+	if err != nil {
+		return err
+	}
+	saved, err := readResults(c, "results")
+	if err != nil {
+		return err
 	}
 	kernels := c.StringSlice("vm-kernel")
 	switch {
+	case saved != nil && (base == nil || len(kernels) > 0 || c.String("save") != ""):
+		return usagef("--results compares a saved run with --baseline FILE; it goes with neither --vm-kernel nor --save")
+	case saved != nil:
+		ch := check.Compare(base, saved, threshold)
+		if err := writeCheck(c, format, ch, []*check.Results{saved}); err != nil {
+			return err
+		}
+		return checkOutcome(ch)
 	case len(kernels) > 2:
 		return usagef("--vm-kernel: at most two, A (the baseline) and B")
 	case len(kernels) == 2 && base != nil:
@@ -158,6 +163,24 @@ func runCheck(c *cli.Context) error {
 		fmt.Fprintf(os.Stderr, "devbulk: %v\n", err) // the check's own outcome decides the exit code
 	}
 	return outcome
+}
+
+// readResults reads the results file a flag names, if given.
+func readResults(c *cli.Context, flag string) (*check.Results, error) {
+	path := c.String(flag)
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usage(err)
+	}
+	defer f.Close()
+	r, err := check.ReadResults(f)
+	if err != nil {
+		return nil, usagef("--%s %s: %v", flag, path, err)
+	}
+	return r, nil
 }
 
 func needsVM(s *check.Suite) bool {

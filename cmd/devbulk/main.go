@@ -38,7 +38,15 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app := &cli.App{
+	app := newApp()
+	if vm.IsGuest() {
+		runGuest(app)
+	}
+	os.Exit(exitCode(ctx, runApp(ctx, app, os.Args)))
+}
+
+func newApp() *cli.App {
+	return &cli.App{
 		Name:    "devbulk",
 		Usage:   "create thousands of virtual network devices and time every way the kernel tears them down",
 		Version: batch.Version,
@@ -48,20 +56,27 @@ func main() {
 		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
+}
+
+// runApp runs the command line args: flags after arguments are read, the
+// files a run will write are created first, and removed again (while still
+// empty) when the run fails.
+func runApp(ctx context.Context, app *cli.App, args []string) error {
+	var out outputs
 	for _, c := range app.Commands {
-		c.OnUsageError, c.Before = app.OnUsageError, outputsWritable
+		c.OnUsageError, c.Before = app.OnUsageError, out.create
 		for _, sub := range c.Subcommands {
-			sub.OnUsageError, sub.Before = app.OnUsageError, outputsWritable
+			sub.OnUsageError, sub.Before = app.OnUsageError, out.create
 		}
 	}
-	if vm.IsGuest() {
-		runGuest(app)
-	}
-	args, err := commandLine(app, os.Args)
+	args, err := commandLine(app, args)
 	if err == nil {
 		err = app.RunContext(ctx, args)
 	}
-	os.Exit(exitCode(ctx, err))
+	if err != nil {
+		out.removeEmpty()
+	}
+	return err
 }
 
 // exitError carries an exit code with an error.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,7 +60,8 @@ func counter(c *cli.Context) func(label string, total int) func(done int) {
 	return func(label string, total int) func(int) {
 		bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
 			progressbar.OptionSetDescription("devbulk: "+label), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(),
+			progressbar.OptionSetRenderBlankState(true)) // drawn at once, however short the phase
 		return func(done int) { _ = bar.Set(done) }
 	}
 }
@@ -83,22 +85,38 @@ func writeSVG(c *cli.Context, draw func() (*plot.Plot, error)) error {
 	return writeFile(path, func(w io.Writer) error { return charts.WriteSVG(w, p) })
 }
 
-// outputsWritable creates the files that --svg, --series and --output
-// name before a command runs, so that a path that cannot be written is
-// found before minutes of work, not after.
-func outputsWritable(c *cli.Context) error {
+// outputs are the files that --svg, --series and --output name.
+type outputs struct{ made []string }
+
+// create makes the output files before a command runs, so that a path that
+// cannot be written is found before minutes of work, not after.
+func (o *outputs) create(c *cli.Context) error {
 	for _, name := range []string{"svg", "series", "output"} {
 		path := c.String(name)
 		if path == "" || path == "-" {
 			continue
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			o.made = append(o.made, path)
+		} else if errors.Is(err, os.ErrExist) {
+			f, err = os.OpenFile(path, os.O_WRONLY, 0)
+		}
 		if err != nil {
 			return usagef("--%s: %v", name, err)
 		}
 		f.Close()
 	}
 	return nil
+}
+
+// removeEmpty removes the files create made that nothing was written to.
+func (o *outputs) removeEmpty() {
+	for _, path := range o.made {
+		if st, err := os.Stat(path); err == nil && st.Size() == 0 {
+			os.Remove(path)
+		}
+	}
 }
 
 // writeFile creates path and fills it with write.

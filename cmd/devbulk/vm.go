@@ -109,6 +109,6 @@ func runGuest(app *cli.App) {
 	}
 	os.Stdout, os.Stderr = g.Stdout, g.Stderr
 	app.Writer, app.ErrWriter = g.Stdout, g.Stderr
-	err = app.RunContext(context.Background(), append([]string{"devbulk"}, g.Args...))
+	err = runApp(context.Background(), app, append([]string{"devbulk"}, g.Args...))
 	g.Finish(exitCode(context.Background(), err))
 }

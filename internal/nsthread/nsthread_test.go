@@ -10,8 +10,8 @@ import (
 // including a main thread the runtime may have parked — is back in the
 // original namespace, so no thread keeps a released namespace alive.
 func TestThreadsReturnHome(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (CAP_SYS_ADMIN) to make network namespaces")
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("needs root (CAP_SYS_ADMIN) to make network namespaces; -short runs unit tests only")
 	}
 	home, err := os.Readlink("/proc/self/ns/net")
 	if err != nil {

@@ -1,0 +1,184 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// fakeRun is a kernel holding n ifb links of a run in group 7 (and lo), the
+// set that owns them, and a Conn to the kernel.
+func fakeRun(n int) (*nlbatchtest.Kernel, *Set, *nlbatch.Conn) {
+	k := &nlbatchtest.Kernel{}
+	k.Add(nlbatchtest.Link{Name: "lo"})
+	s := &Set{Kind: devices.Ifb, Group: 7, Prefix: "dbk"}
+	for i := range n {
+		l := k.Add(nlbatchtest.Link{Name: fmt.Sprintf("dbk%d", i), Kind: "ifb", Group: 7})
+		s.Links = append(s.Links, nlbatch.Link{Index: l.Index, Name: l.Name, Group: 7})
+	}
+	return k, s, nlbatch.NewConn(k, 1<<20, 1<<20)
+}
+
+func target(c *nlbatch.Conn) Target { return Target{Conn: c, NS: netns.None()} }
+
+func kernelNames(k *nlbatchtest.Kernel) string {
+	var out []string
+	for _, l := range k.Links() {
+		out = append(out, l.Name)
+	}
+	return strings.Join(out, " ")
+}
+
+// Deletes whose ACK was lost (the kernel executed them) are settled by a
+// lookup and counted: the report is what the kernel did.
+func TestLostDeleteAcksAreSettledByLookup(t *testing.T) {
+	for _, d := range []DeleteStrategy{DeleteSerial, DeletePipelined} {
+		k, s, c := fakeRun(10)
+		n := 0
+		k.LoseAck = func(typ uint16, _ uint32) bool {
+			if typ == unix.RTM_DELLINK {
+				n++
+				return n%2 == 1
+			}
+			return false
+		}
+		p, err := Delete(context.Background(), target(c), s, d, DeleteOptions{})
+		if err != nil || p.Deleted != 10 || p.AcksLost == 0 || len(p.Left) != 0 {
+			t.Errorf("%s: %v; deleted %d, %d ACKs lost, left %v", d, err, p.Deleted, p.AcksLost, p.Left)
+		}
+		if got := kernelNames(k); got != "lo" {
+			t.Errorf("%s: the kernel holds %q", d, got)
+		}
+	}
+}
+
+// A delete the kernel refused, whose ACK was lost as well, is never
+// counted: the lookup finds the device, which is reported left.
+func TestRefusedDeleteWithLostAckIsNotCounted(t *testing.T) {
+	k, s, c := fakeRun(4)
+	busy := s.Links[2].Index
+	k.Refuse = func(ix int32) unix.Errno {
+		if ix == busy {
+			return unix.EBUSY
+		}
+		return 0
+	}
+	k.LoseAck = func(typ uint16, _ uint32) bool { return typ == unix.RTM_DELLINK }
+	p, err := Delete(context.Background(), target(c), s, DeleteSerial, DeleteOptions{})
+	if !errors.Is(err, ErrSurvivors) || p.Deleted != 3 || p.Failed != 1 {
+		t.Fatalf("%v; deleted %d, failed %d", err, p.Deleted, p.Failed)
+	}
+	if len(p.Left) != 1 || p.Left[0].Link.Index != busy || !p.Left[0].Present || len(s.Links) != 1 {
+		t.Errorf("left %v, set keeps %v", p.Left, s.Links)
+	}
+}
+
+// A device whose lookup answer was lost is not deleted: only what was seen
+// to be the run's right before the window is named.
+func TestLostLookupsDeleteNothing(t *testing.T) {
+	k, s, c := fakeRun(5)
+	k.LoseAck = func(typ uint16, _ uint32) bool { return typ == unix.RTM_GETLINK }
+	p, err := Delete(context.Background(), target(c), s, DeleteSerial, DeleteOptions{})
+	if err == nil || p.Deleted != 0 {
+		t.Errorf("%v; deleted %d", err, p.Deleted)
+	}
+	if got := kernelNames(k); got != "lo dbk0 dbk1 dbk2 dbk3 dbk4" {
+		t.Errorf("the kernel holds %q", got)
+	}
+}
+
+// A group delete that must re-mark the run (someone put a device in its
+// group) stops at the first lost SETLINK ACK: no group delete is sent, and
+// the new mark was saved before the first request.
+func TestRemarkStopsAtALostAck(t *testing.T) {
+	k, s, c := fakeRun(6)
+	k.Add(nlbatchtest.Link{Name: "theirs", Kind: "ifb", Group: 7})
+	saved := 0
+	s.Persist = func() error { saved++; return nil }
+	sets := 0
+	k.LoseAck = func(typ uint16, _ uint32) bool {
+		if typ == unix.RTM_SETLINK {
+			sets++
+			return sets == 3
+		}
+		return false
+	}
+	p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
+	if err == nil || !errors.Is(err, nlbatch.ErrAckLost) || p.Deleted != 0 {
+		t.Fatalf("%v; deleted %d", err, p.Deleted)
+	}
+	if saved != 1 || len(s.Marks) != 1 {
+		t.Errorf("mark saved %d times, marks %v", saved, s.Marks)
+	}
+	if got := kernelNames(k); got != "lo dbk0 dbk1 dbk2 dbk3 dbk4 dbk5 theirs" {
+		t.Errorf("the kernel holds %q", got)
+	}
+	// The next delete, from the saved marks, finishes the job and spares theirs.
+	p, err = Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
+	if err != nil || p.Deleted != 6 || kernelNames(k) != "lo theirs" {
+		t.Errorf("resumed: %v; deleted %d; kernel %q", err, p.Deleted, kernelNames(k))
+	}
+}
+
+// A creation whose ACK was lost counts as created only when a lookup finds
+// the link with the run's group; a refused one (the name was taken) does
+// not, and says the outcome was unknown.
+func TestCreateSettlesLostAcks(t *testing.T) {
+	k := &nlbatchtest.Kernel{}
+	k.Add(nlbatchtest.Link{Name: "dbk1", Kind: "ifb"}) // someone's, group 0
+	links, err := devices.Ifb.Plan(devices.Options{Count: 3, Prefix: "dbk", Group: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.LoseAck = func(typ uint16, _ uint32) bool { return typ == unix.RTM_NEWLINK }
+	p, ok, err := Create(context.Background(), nlbatch.NewConn(k, 1<<20, 1<<20), links, CreatePipelined)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok[0] || ok[1] || !ok[2] || p.Failed != 1 || p.AcksLost != 3 {
+		t.Errorf("ok %v, failed %d, ACKs lost %d", ok, p.Failed, p.AcksLost)
+	}
+	if len(p.Errors) != 1 || !strings.Contains(p.Errors[0], "dbk1: ACK lost and the link is not there") {
+		t.Errorf("errors %q", p.Errors)
+	}
+}
+
+// A device that takes the ifindex and name of one of the run's while a
+// one-by-one delete runs is spared: each window is looked up right before
+// it is sent.
+func TestDeviceReplacedDuringDeleteIsSpared(t *testing.T) {
+	k, s, c := fakeRun(5)
+	last := s.Links[4]
+	dels := 0
+	k.After = func(typ uint16) {
+		if typ == unix.RTM_DELLINK {
+			if dels++; dels == 1 {
+				k.Remove(last.Index)
+				k.Add(nlbatchtest.Link{Index: last.Index, Name: last.Name, Kind: "ifb"}) // someone's, group 0
+			}
+		}
+	}
+	p, err := Delete(context.Background(), target(c), s, DeleteSerial, DeleteOptions{})
+	if err != nil || p.Deleted != 4 || kernelNames(k) != "lo dbk4" {
+		t.Errorf("%v; deleted %d; kernel %q; left %v", err, p.Deleted, kernelNames(k), p.Left)
+	}
+}
+
+// A group delete whose ACK was lost is settled by the lookups afterwards:
+// the kernel did delete the group.
+func TestLostGroupDeleteAckIsSettled(t *testing.T) {
+	k, s, c := fakeRun(5)
+	k.LoseAck = func(typ uint16, _ uint32) bool { return typ == unix.RTM_DELLINK }
+	p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
+	if err != nil || p.Deleted != 5 || len(p.Left) != 0 || kernelNames(k) != "lo" {
+		t.Errorf("%v; deleted %d, left %v, kernel %q", err, p.Deleted, p.Left, kernelNames(k))
+	}
+}

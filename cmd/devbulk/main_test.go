@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/runs"
+)
+
+func TestCommandLine(t *testing.T) {
+	app := newApp()
+	for _, c := range []struct{ in, want string }{
+		{"devbulk plot r.json -o out.svg", "devbulk plot -o out.svg r.json"},
+		{"devbulk plot r.json --output=out.svg", "devbulk plot --output=out.svg r.json"},
+		{"devbulk netns churn --workers 2 --json", "devbulk netns churn --workers 2 --json"},
+		{"devbulk bench --kind ifb --json", "devbulk bench --kind ifb --json"},
+		{"devbulk plot r.json -- -o", "devbulk plot r.json -- -o"},
+		// vm passes its arguments on: a guest's flags stay the guest's.
+		{"devbulk vm bench --timeout 5s", "devbulk vm bench --timeout 5s"},
+		{"devbulk vm --cpus 2 -- bench --kind dummy", "devbulk vm --cpus 2 -- bench --kind dummy"},
+		{"devbulk --help", "devbulk --help"},
+		{"devbulk help plot", "devbulk help plot"},
+	} {
+		got, err := commandLine(app, strings.Fields(c.in))
+		if err != nil || strings.Join(got, " ") != c.want {
+			t.Errorf("%q: %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	for _, in := range []string{"devbulk nosuch", "devbulk netns chrun", "devbulk help nosuch"} {
+		_, err := commandLine(app, strings.Fields(in))
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "unknown") {
+			t.Errorf("%q: %v, want a usage error", in, err)
+		}
+	}
+}
+
+// One place maps errors to exit codes: usage 2, unsupported 4, failures 1,
+// interrupted 130.
+func TestExitCodes(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		ctx  context.Context
+		err  error
+		code int
+	}{
+		{context.Background(), nil, 0},
+		{context.Background(), errors.New("boom"), 1},
+		{context.Background(), usagef("bad"), 2},
+		{context.Background(), fmt.Errorf("x: %w", batch.ErrConflict), 2},
+		{context.Background(), fmt.Errorf("x: %w", batch.ErrNotApplicable), 2},
+		{context.Background(), fmt.Errorf("x: %w", runs.ErrBadNetns), 2},
+		{context.Background(), fmt.Errorf("x: %w", batch.ErrUnsupported), 4},
+		{context.Background(), fmt.Errorf("x: %w", runs.ErrRunning), 1},
+		{cancelled, errors.New("context canceled"), 130},
+		{context.Background(), &exitError{code: 3, err: errSilent}, 3},
+	} {
+		if got := exitCode(c.ctx, c.err); got != c.code {
+			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.code)
+		}
+	}
+}

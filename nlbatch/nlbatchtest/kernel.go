@@ -1,0 +1,343 @@
+// Package nlbatchtest is a fake NETLINK_ROUTE kernel for unit tests of code
+// built on nlbatch, where the real kernel cannot be made to misbehave on
+// demand: a receive queue of limited size that drops replies and reports
+// ENOBUFS once when full (as netlink does), ACKs that are lost after their
+// request was executed, and a small link table that answers RTM_NEWLINK,
+// RTM_DELLINK (by ifindex, and by group), RTM_SETLINK (group), RTM_GETLINK
+// (one link, or a dump) and RTM_GETNSID.
+//
+// A Kernel is an nlbatch.Transport: nlbatch.NewConn(k, rcvbuf, sndbuf)
+// gives a Conn that talks to it. As mdlayher/netlink's nltest, it runs in
+// the calling goroutine: Send executes the whole datagram before it returns.
+package nlbatchtest
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+
+	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// Link is one device in the fake kernel's table.
+type Link struct {
+	Index  int32
+	Name   string
+	Kind   string
+	Group  uint32
+	Parent int32 // IFLA_LINK; deleting the parent deletes the link
+}
+
+// Kernel is a fake kernel. The zero value has an unbounded receive queue
+// and an empty link table; ifindexes start at 1.
+type Kernel struct {
+	// Capacity is how many replies the receive queue holds (0: no limit).
+	Capacity int
+	// Answer, when set, answers every request instead of the link table:
+	// an errno (0: success), the extended-ACK text, and replies to queue
+	// before the ACK.
+	Answer func(seq uint32, req []byte) (errno unix.Errno, text string, replies [][]byte)
+	// LoseAck, when set, is asked about each request the link table
+	// executed: true drops its replies and ACK (an overrun: the next Recv
+	// reports ENOBUFS), as a full receive buffer does.
+	LoseAck func(typ uint16, seq uint32) bool
+	// After, when set, is called after each request the link table
+	// executed, with its type: a test changes the table there as another
+	// process would between two requests.
+	After func(typ uint16)
+	// Refuse, when set, makes the link table refuse an RTM_DELLINK of an
+	// ifindex with the errno it returns (0: go ahead); a group delete is
+	// refused whole when any member is, as the kernel does.
+	Refuse func(index int32) unix.Errno
+	// Sends counts the datagrams sent.
+	Sends int
+
+	links   []Link
+	next    int32
+	queue   [][]byte
+	overrun bool
+}
+
+// ErrWouldBlock is what a blocking Recv on an empty queue returns: the real
+// socket would wait forever, which a test must never do.
+var ErrWouldBlock = errors.New("nlbatchtest: blocking read on an empty queue")
+
+// Add puts a link in the table (Index 0: the next free one) and returns it.
+func (k *Kernel) Add(l Link) Link {
+	if l.Index == 0 {
+		k.next++
+		l.Index = k.next
+	}
+	k.next = max(k.next, l.Index)
+	k.links = append(k.links, l)
+	return l
+}
+
+// Remove deletes a link (and the links on it) from the table.
+func (k *Kernel) Remove(index int32) { k.delete(index) }
+
+// Links returns the table, in ifindex order of creation.
+func (k *Kernel) Links() []Link { return slices.Clone(k.links) }
+
+// Send executes every request in datagram b and queues the answers.
+func (k *Kernel) Send(b []byte) error {
+	k.Sends++
+	for len(b) >= unix.NLMSG_HDRLEN {
+		n := int(binary.NativeEndian.Uint32(b[0:4]))
+		if n < unix.NLMSG_HDRLEN || n > len(b) {
+			return unix.EINVAL
+		}
+		k.handle(b[:n])
+		b = b[min(len(b), nlwire.Align4(n)):]
+	}
+	return nil
+}
+
+func (k *Kernel) handle(req []byte) {
+	typ := binary.NativeEndian.Uint16(req[4:6])
+	flags := binary.NativeEndian.Uint16(req[6:8])
+	seq := binary.NativeEndian.Uint32(req[8:12])
+	var errno unix.Errno
+	var text string
+	var replies [][]byte
+	if k.Answer != nil {
+		errno, text, replies = k.Answer(seq, req)
+	} else {
+		errno, replies = k.execute(typ, flags, seq, req)
+		if k.After != nil {
+			k.After(typ)
+		}
+		if k.LoseAck != nil && k.LoseAck(typ, seq) {
+			k.overrun = true
+			return
+		}
+	}
+	for _, r := range replies {
+		k.push(r)
+	}
+	if flags&unix.NLM_F_ACK != 0 || errno != 0 {
+		k.push(Ack(seq, req, errno, text, unix.NLMSG_HDRLEN))
+	}
+}
+
+func (k *Kernel) push(m []byte) {
+	if k.Capacity > 0 && len(k.queue) >= k.Capacity {
+		k.overrun = true
+		return
+	}
+	k.queue = append(k.queue, m)
+}
+
+// Recv returns the next queued reply; an overrun is reported once first,
+// as ENOBUFS.
+func (k *Kernel) Recv(b []byte, block bool) (int, error) {
+	if k.overrun {
+		k.overrun = false
+		return 0, unix.ENOBUFS
+	}
+	if len(k.queue) == 0 {
+		if block {
+			return 0, ErrWouldBlock
+		}
+		return 0, unix.EAGAIN
+	}
+	m := k.queue[0]
+	k.queue = k.queue[1:]
+	return copy(b, m), nil
+}
+
+// Close does nothing.
+func (k *Kernel) Close() error { return nil }
+
+// request is the part of an RTM_*LINK request the table looks at.
+type request struct {
+	index  int32
+	name   string
+	kind   string
+	group  uint32
+	hasGrp bool
+	parent int32
+}
+
+func parse(req []byte) request {
+	var r request
+	const body = unix.NLMSG_HDRLEN + unix.SizeofIfInfomsg
+	if len(req) < body {
+		return r
+	}
+	r.index = int32(binary.NativeEndian.Uint32(req[unix.NLMSG_HDRLEN+4:]))
+	nlwire.ForEachAttr(req[body:], func(typ uint16, v []byte) {
+		switch typ {
+		case unix.IFLA_IFNAME:
+			r.name = nlwire.CString(v)
+		case unix.IFLA_GROUP:
+			if len(v) >= 4 {
+				r.group, r.hasGrp = binary.NativeEndian.Uint32(v), true
+			}
+		case unix.IFLA_LINK:
+			if len(v) >= 4 {
+				r.parent = int32(binary.NativeEndian.Uint32(v))
+			}
+		case unix.IFLA_LINKINFO:
+			nlwire.ForEachAttr(v, func(typ uint16, v []byte) {
+				if typ == unix.IFLA_INFO_KIND {
+					r.kind = nlwire.CString(v)
+				}
+			})
+		}
+	})
+	return r
+}
+
+// execute runs one request against the table.
+func (k *Kernel) execute(typ, flags uint16, seq uint32, req []byte) (unix.Errno, [][]byte) {
+	r := parse(req)
+	switch typ {
+	case unix.RTM_NEWLINK:
+		if r.name == "" {
+			return unix.EINVAL, nil
+		}
+		if k.find(0, r.name) >= 0 {
+			return unix.EEXIST, nil
+		}
+		k.Add(Link{Name: r.name, Kind: r.kind, Group: r.group, Parent: r.parent})
+		return 0, nil
+	case unix.RTM_DELLINK:
+		if r.index == 0 && r.name == "" && r.hasGrp {
+			return k.deleteGroup(r.group), nil
+		}
+		i := k.find(r.index, r.name)
+		if i < 0 {
+			return unix.ENODEV, nil
+		}
+		if k.Refuse != nil {
+			if errno := k.Refuse(k.links[i].Index); errno != 0 {
+				return errno, nil
+			}
+		}
+		k.delete(k.links[i].Index)
+		return 0, nil
+	case unix.RTM_SETLINK:
+		i := k.find(r.index, r.name)
+		if i < 0 {
+			return unix.ENODEV, nil
+		}
+		if r.hasGrp {
+			k.links[i].Group = r.group
+		}
+		return 0, nil
+	case unix.RTM_GETLINK:
+		if flags&unix.NLM_F_DUMP == unix.NLM_F_DUMP {
+			var out [][]byte
+			for _, l := range k.links {
+				out = append(out, LinkMessage(seq, unix.NLM_F_MULTI, l))
+			}
+			return 0, append(out, Message(unix.NLMSG_DONE, unix.NLM_F_MULTI, seq, make([]byte, 4)))
+		}
+		i := k.find(r.index, r.name)
+		if i < 0 {
+			return unix.ENODEV, nil
+		}
+		return 0, [][]byte{LinkMessage(seq, 0, k.links[i])}
+	case unix.RTM_GETNSID:
+		id := nl.NewRtAttr(unix.NETNSA_NSID, nl.Uint32Attr(^uint32(0)))
+		return 0, [][]byte{Message(unix.RTM_NEWNSID, 0, seq, append(make([]byte, 4), id.Serialize()...))}
+	}
+	return unix.EOPNOTSUPP, nil
+}
+
+// find returns the position of the link with index (when > 0, as the
+// kernel looks up) or else name, or -1.
+func (k *Kernel) find(index int32, name string) int {
+	return slices.IndexFunc(k.links, func(l Link) bool {
+		if index > 0 {
+			return l.Index == index
+		}
+		return name != "" && l.Name == name
+	})
+}
+
+// delete removes a link and, as the kernel does, the links on it.
+func (k *Kernel) delete(index int32) {
+	k.links = slices.DeleteFunc(k.links, func(l Link) bool { return l.Index == index })
+	for _, l := range k.Links() {
+		if l.Parent == index {
+			k.delete(l.Index)
+		}
+	}
+}
+
+func (k *Kernel) deleteGroup(g uint32) unix.Errno {
+	if g == 0 {
+		return unix.EPERM
+	}
+	var in []int32
+	for _, l := range k.links {
+		if l.Group == g {
+			in = append(in, l.Index)
+		}
+	}
+	if len(in) == 0 {
+		return unix.ENODEV
+	}
+	for _, ix := range in {
+		if k.Refuse != nil {
+			if errno := k.Refuse(ix); errno != 0 {
+				return errno
+			}
+		}
+	}
+	for _, ix := range in {
+		k.delete(ix)
+	}
+	return 0
+}
+
+// LinkMessage encodes l as the kernel's RTM_NEWLINK answer to seq.
+func LinkMessage(seq uint32, flags uint16, l Link) []byte {
+	info := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	info.Index = l.Index
+	b := info.Serialize()
+	b = append(b, nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(l.Name)).Serialize()...)
+	b = append(b, nl.NewRtAttr(unix.IFLA_GROUP, nl.Uint32Attr(l.Group)).Serialize()...)
+	if l.Parent != 0 {
+		b = append(b, nl.NewRtAttr(unix.IFLA_LINK, nl.Uint32Attr(uint32(l.Parent))).Serialize()...)
+	}
+	if l.Kind != "" {
+		li := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
+		li.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated(l.Kind))
+		b = append(b, li.Serialize()...)
+	}
+	return Message(unix.RTM_NEWLINK, flags, seq, b)
+}
+
+// Ack builds what a kernel with NETLINK_CAP_ACK and NETLINK_EXT_ACK answers
+// to req: the error code (0: success), the request's header, and, with
+// text, the message and the offset of the attribute at fault.
+func Ack(seq uint32, req []byte, errno unix.Errno, text string, offset int) []byte {
+	payload := make([]byte, 4+unix.NLMSG_HDRLEN)
+	binary.NativeEndian.PutUint32(payload, uint32(-int32(errno)))
+	copy(payload[4:], req[:unix.NLMSG_HDRLEN])
+	flags := uint16(unix.NLM_F_CAPPED)
+	if text != "" {
+		flags |= unix.NLM_F_ACK_TLVS
+		payload = append(payload, nl.NewRtAttr(unix.NLMSGERR_ATTR_MSG, nl.ZeroTerminated(text)).Serialize()...)
+		payload = append(payload, nl.NewRtAttr(unix.NLMSGERR_ATTR_OFFS, nl.Uint32Attr(uint32(offset))).Serialize()...)
+	}
+	return Message(unix.NLMSG_ERROR, flags, seq, payload)
+}
+
+// Message builds one netlink message.
+func Message(typ, flags uint16, seq uint32, payload []byte) []byte {
+	m := make([]byte, unix.NLMSG_HDRLEN, unix.NLMSG_HDRLEN+len(payload))
+	binary.NativeEndian.PutUint32(m[0:4], uint32(unix.NLMSG_HDRLEN+len(payload)))
+	binary.NativeEndian.PutUint16(m[4:6], typ)
+	binary.NativeEndian.PutUint16(m[6:8], flags)
+	binary.NativeEndian.PutUint32(m[8:12], seq)
+	return append(m, payload...)
+}
+
+// Queued is the number of replies waiting to be read.
+func (k *Kernel) Queued() int { return len(k.queue) }

@@ -1,0 +1,158 @@
+// Command summary reads `go test -json` events (as gotestsum's --jsonfile
+// writes them), prints per package how many tests passed, skipped and
+// failed, and fails when a test was skipped for a reason that the expected
+// list does not name: CI must not pass because the tests did not run.
+//
+//	go run ./tests/summary -expected tests/expected-skips events.json
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+type counts struct{ passed, skipped, failed int }
+
+// skip is a skipped test and the message it gave.
+type skip struct{ pkg, test, reason string }
+
+// tally reads events and counts the tests' outcomes, and each skip with
+// its reason: the last "file_test.go:N: message" line the test printed.
+func tally(r io.Reader) (map[string]*counts, []skip, error) {
+	byPkg := map[string]*counts{}
+	last := map[string]string{} // package/test → last t.Log/t.Skip message
+	var skips []skip
+	msg := regexp.MustCompile(`^\s+\S+_test\.go:\d+: (.*)$`)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			continue // gotestsum may interleave non-JSON lines
+		}
+		if e.Test == "" {
+			continue
+		}
+		key := e.Package + "/" + e.Test
+		c := byPkg[e.Package]
+		if c == nil {
+			c = &counts{}
+			byPkg[e.Package] = c
+		}
+		switch e.Action {
+		case "output":
+			if m := msg.FindStringSubmatch(strings.TrimRight(e.Output, "\n")); m != nil {
+				last[key] = m[1]
+			}
+		case "pass":
+			c.passed++
+		case "fail":
+			c.failed++
+		case "skip":
+			c.skipped++
+			skips = append(skips, skip{e.Package, e.Test, last[key]})
+		}
+	}
+	return byPkg, skips, sc.Err()
+}
+
+// expected reads one regular expression a line; # starts a comment.
+func expected(path string) ([]*regexp.Regexp, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*regexp.Regexp
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		re, err := regexp.Compile(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, re)
+	}
+	return out, nil
+}
+
+func run(events io.Reader, allowed []*regexp.Regexp, w io.Writer) error {
+	byPkg, skips, err := tally(events)
+	if err != nil {
+		return err
+	}
+	pkgs := make([]string, 0, len(byPkg))
+	for p := range byPkg {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "package\tran\tpassed\tskipped\tfailed\t")
+	var total counts
+	for _, p := range pkgs {
+		c := byPkg[p]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", p, c.passed+c.failed, c.passed, c.skipped, c.failed)
+		total.passed, total.skipped, total.failed = total.passed+c.passed, total.skipped+c.skipped, total.failed+c.failed
+	}
+	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t%d\t\n", total.passed+total.failed, total.passed, total.skipped, total.failed)
+	tw.Flush()
+	var bad []string
+	for _, s := range skips {
+		ok := false
+		for _, re := range allowed {
+			if re.MatchString(s.reason) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			bad = append(bad, fmt.Sprintf("%s %s: %q", s.pkg, s.test, s.reason))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%d tests skipped for a reason not in the expected list:\n  %s", len(bad), strings.Join(bad, "\n  "))
+	}
+	if total.passed+total.failed == 0 {
+		return errors.New("no test ran")
+	}
+	return nil
+}
+
+func main() {
+	list := flag.String("expected", "tests/expected-skips", "file of skip reasons (regular expressions) that are expected")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: summary -expected FILE EVENTS.json")
+		os.Exit(2)
+	}
+	allowed, err := expected(*list)
+	if err == nil {
+		var f *os.File
+		if f, err = os.Open(flag.Arg(0)); err == nil {
+			err = run(f, allowed, os.Stdout)
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "summary:", err)
+		os.Exit(1)
+	}
+}

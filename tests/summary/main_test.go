@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const events = `{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:9: this kernel cannot create vlan\n"}
+{"Action":"skip","Package":"p","Test":"TestA"}
+{"Action":"output","Package":"p","Test":"TestB","Output":"    b_test.go:3: qemu-system-x86_64 not installed\n"}
+{"Action":"skip","Package":"p","Test":"TestB"}
+{"Action":"pass","Package":"p","Test":"TestC"}
+{"Action":"fail","Package":"q","Test":"TestD"}
+`
+
+func TestUnexpectedSkipFails(t *testing.T) {
+	allowed := []*regexp.Regexp{regexp.MustCompile(`cannot create (dummy|vlan)$`)}
+	var out bytes.Buffer
+	err := run(strings.NewReader(events), allowed, &out)
+	if err == nil || !strings.Contains(err.Error(), "TestB") || strings.Contains(err.Error(), "TestA") {
+		t.Errorf("err = %v, want TestB's skip (only) refused", err)
+	}
+	// ran counts pass and fail; skip is separate.
+	for _, row := range []string{"p    1       1        2       0", "q    1       0        0       1", "all    2       1        2       1"} {
+		if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), strings.Join(strings.Fields(row), " ")) {
+			t.Errorf("summary lacks %q:\n%s", row, out.String())
+		}
+	}
+	allowed = append(allowed, regexp.MustCompile(`not installed`))
+	if err := run(strings.NewReader(events), allowed, &out); err != nil {
+		t.Errorf("every skip expected: %v", err)
+	}
+	if err := run(strings.NewReader(""), allowed, &out); err == nil {
+		t.Error("no test ran, and summary passed")
+	}
+}
