@@ -50,11 +50,23 @@ func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, err
 		if err != nil {
 			return nil, fmt.Errorf("listing links of netns %s: %w", path, err)
 		}
+		peers := map[int32]bool{} // the set's veth peers, made with it
+		if ino == st.Ino {
+			var mine []nlbatch.Link
+			for _, l := range links {
+				if owns(l) {
+					mine = append(mine, l)
+				}
+			}
+			for _, p := range s.peers(mine, links) {
+				peers[p.Index] = true
+			}
+		}
 		for _, l := range links {
 			if !slices.Contains(kinds, l.Kind) || (devices.IsFallback(k.Module, l.Name) && l.Flags&unix.IFF_UP == 0) {
 				continue
 			}
-			if ino == st.Ino && owns(l) {
+			if ino == st.Ino && (owns(l) || peers[l.Index]) {
 				continue
 			}
 			foreign = append(foreign, fmt.Sprintf("%s (netns %s)", l.Name, path))

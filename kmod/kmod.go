@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,15 +39,29 @@ func Open(dir string) (*Index, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return ParseDep(dir, f)
+}
+
+// ParseDep reads a modules.dep for the modules under dir: "FILE: DEP..."
+// a line, files relative to dir. A line that names a file outside dir
+// (absolute, or with a .. component) is refused: the index decides what
+// is loaded into the kernel.
+func ParseDep(dir string, r io.Reader) (*Index, error) {
 	ix := &Index{dir: dir, deps: map[string][]string{}}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		file, rest, ok := strings.Cut(sc.Text(), ":")
 		if !ok {
 			continue
 		}
-		ix.deps[Name(file)] = append([]string{file}, strings.Fields(rest)...)
+		entry := append([]string{strings.TrimSpace(file)}, strings.Fields(rest)...)
+		for _, f := range entry {
+			if !filepath.IsLocal(f) || !strings.Contains(filepath.Base(f), ".ko") {
+				return nil, fmt.Errorf("modules.dep line %d: %q is not a module file under %s", n, f, dir)
+			}
+		}
+		ix.deps[Name(entry[0])] = entry
 	}
 	return ix, sc.Err()
 }

@@ -85,15 +85,24 @@ func modinfoDepends(path string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseModinfo(b), nil
+}
+
+// parseModinfo returns the module names of the depends= field of a
+// .modinfo section (NUL-separated key=value strings); empty names dropped.
+func parseModinfo(b []byte) []string {
 	for _, field := range strings.Split(string(b), "\x00") {
 		if v, ok := strings.CutPrefix(field, "depends="); ok {
-			if v == "" {
-				return nil, nil
+			var out []string
+			for _, d := range strings.Split(v, ",") {
+				if d != "" {
+					out = append(out, d)
+				}
 			}
-			return strings.Split(v, ","), nil
+			return out
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // WriteDep writes the index in modules.dep format.

@@ -1,6 +1,7 @@
 package nlbatch
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
@@ -135,5 +136,60 @@ func FuzzAckRoundTrip(f *testing.F) {
 		if text != "" && e.Message != text || e.Offset != wantOff {
 			t.Fatalf("(%q, %d) came back as (%q, %d)", text, offset, e.Message, e.Offset)
 		}
+	})
+}
+
+// replay is a transport whose kernel answers every datagram with the same
+// bytes, whatever was asked: corrupted, foreign or truncated replies.
+type replay struct {
+	reply []byte
+	sent  bool
+}
+
+func (r *replay) Send([]byte) error { r.sent = true; return nil }
+func (r *replay) Recv(b []byte, block bool) (int, error) {
+	if !r.sent {
+		if block {
+			return 0, nlbatchtest.ErrWouldBlock
+		}
+		return 0, unix.EAGAIN
+	}
+	r.sent = false
+	return copy(b, r.reply), nil
+}
+func (r *replay) Close() error { return nil }
+
+// FuzzReplies feeds arbitrary reply datagrams to Execute and Dump as the
+// kernel's answer: they must not panic or hang, Execute must give one
+// result per request and never call success what no ACK confirmed, and a
+// dump must end.
+func FuzzReplies(f *testing.F) {
+	req := DelLinkRequest(3)
+	f.Add(nlbatchtest.Ack(1, req, 0, "", 0))
+	f.Add(nlbatchtest.Ack(1, req, unix.ENODEV, "no such device", 16))
+	f.Add(append(nlbatchtest.LinkMessage(1, unix.NLM_F_MULTI, nlbatchtest.Link{Index: 1, Name: "lo"}),
+		nlbatchtest.Message(unix.NLMSG_DONE, unix.NLM_F_MULTI, 1, make([]byte, 4))...))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c := NewConn(&replay{reply: b}, 1<<20, 1<<20)
+		res, _, err := c.Execute(context.Background(), [][]byte{DelLinkRequest(3), DelLinkRequest(4)}, 0)
+		if err == nil {
+			if len(res) != 2 {
+				t.Fatalf("%d results for 2 requests", len(res))
+			}
+			acked := 0
+			splitMessages(b, func(h header, msg []byte) error {
+				if h.Type == unix.NLMSG_ERROR && len(msg) >= unix.NLMSG_HDRLEN+4 && binary.NativeEndian.Uint32(msg[unix.NLMSG_HDRLEN:]) == 0 {
+					acked++
+				}
+				return nil
+			})
+			for _, r := range res {
+				if r.Err == nil && acked == 0 {
+					t.Fatalf("success without an ACK in %x", b)
+				}
+			}
+		}
+		c = NewConn(&replay{reply: b}, 1<<20, 1<<20)
+		_, _ = c.Links()
 	})
 }

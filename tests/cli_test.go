@@ -8,6 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -239,21 +242,121 @@ func startCreate(t *testing.T, state, ns string) *exec.Cmd {
 	return nil
 }
 
+// waitFor polls cond until it holds; the bound only catches a hang.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("%s never happened", what)
+}
+
+// holdsNetns reports whether process pid holds a network namespace by a
+// file descriptor (a bench's or check's throwaway namespace).
+func holdsNetns(pid int) bool {
+	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+	for _, fd := range fds {
+		if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "net:[") {
+			return true
+		}
+	}
+	return false
+}
+
+// Ctrl-C (SIGINT) or SIGTERM in the middle of any command: exit 130,
+// nothing left behind, nothing saved, what was done said.
 func TestInterruptLeavesNothingBehind(t *testing.T) {
+	needKind(t, "ifb")
+	for _, c := range []struct {
+		name string
+		kind string // needed by the command
+		sig  syscall.Signal
+		args []string
+	}{
+		{"create serial", "ifb", syscall.SIGINT, []string{"create", "--kind", "ifb", "--count", "30000", "--strategy", "serial"}},
+		{"create pipelined", "ifb", syscall.SIGINT, []string{"create", "--kind", "ifb", "--count", "100000"}},
+		{"create macvlan, SIGTERM", "macvlan", syscall.SIGTERM, []string{"create", "--kind", "macvlan", "--count", "30000", "--strategy", "serial"}},
+		{"create vlan", "vlan", syscall.SIGINT, []string{"create", "--kind", "vlan", "--count", "30000", "--strategy", "serial"}},
+		{"bench", "ifb", syscall.SIGINT, []string{"bench", "--kind", "ifb", "--count", "3000", "--delete", "serial", "--json"}},
+		{"check", "ifb", syscall.SIGTERM, []string{"check", "--suite", "SUITE", "--save", "SAVED"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			needKind(t, c.kind)
+			state, dir := t.TempDir(), t.TempDir()
+			ns := namedNetns(t)
+			suite, saved := filepath.Join(dir, "suite.json"), filepath.Join(dir, "saved.json")
+			os.WriteFile(suite, []byte(`{"name":"s","scenarios":[{"name":"a","bench":{"kind":"ifb","count":3000,"delete":["serial"]}}]}`), 0o600)
+			args := slices.Clone(c.args)
+			for i, a := range args {
+				args[i] = strings.NewReplacer("SUITE", suite, "SAVED", saved).Replace(a)
+			}
+			if args[0] == "create" {
+				args = append(args, "--netns", ns)
+			}
+			cmd := exec.Command(devbulk(t), args...)
+			cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
+			var stdout strings.Builder
+			cmd.Stdout = &stdout
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if args[0] == "create" {
+				waitFor(t, "dbk100 created", func() bool { return linkNames(t, ns)["dbk100"] })
+			} else {
+				waitFor(t, "a throwaway namespace", func() bool { return holdsNetns(cmd.Process.Pid) })
+			}
+			cmd.Process.Signal(c.sig)
+			err := cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != 130 {
+				t.Errorf("exit %d (%v), want 130", code, err)
+			}
+			if names := linkNames(t, ns); len(names) != 1 {
+				t.Errorf("after the signal the namespace holds %d devices, want only lo", len(names))
+			}
+			if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 {
+				t.Errorf("records left: %v", recs)
+			}
+			if _, err := os.Stat(saved); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("an interrupted check saved %s", saved)
+			}
+			if args[0] == "bench" && stdout.Len() > 0 {
+				t.Errorf("an interrupted bench printed a result: %q", stdout.String())
+			}
+		})
+	}
+}
+
+// An interrupted delete says how far it got, keeps the record of what is
+// left, and cleanup finishes it.
+func TestInterruptedDeleteSaysHowFar(t *testing.T) {
 	needKind(t, "ifb")
 	state := t.TempDir()
 	ns := namedNetns(t)
-	cmd := startCreate(t, state, ns)
+	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "400"); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	cmd := exec.Command(devbulk(t), "delete", "--netns", ns, "--strategy", "serial")
+	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "dbk5 deleted", func() bool { return !linkNames(t, ns)["dbk5"] })
 	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Errorf("exit %d (%v), want 130", code, err)
+	cmd.Wait()
+	left := len(linkNames(t, ns)) - 1
+	m := regexp.MustCompile(`interrupted: deleted (\d+) of 400 ifb links`).FindStringSubmatch(stdout.String())
+	if cmd.ProcessState.ExitCode() != 130 || m == nil || m[1] != strconv.Itoa(400-left) {
+		t.Fatalf("exit %d, stdout %q; %d devices left", cmd.ProcessState.ExitCode(), stdout.String(), left)
 	}
-	if names := linkNames(t, ns); len(names) != 1 {
-		t.Errorf("after Ctrl-C the namespace holds %d devices, want only lo", len(names))
+	if !strings.Contains(stdout.String(), fmt.Sprintf("record of run dbk (ifb, group")) {
+		t.Errorf("no word of the record kept: %q", stdout.String())
 	}
-	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 {
-		t.Errorf("records left: %v", recs)
+	if r := run(t, state, "cleanup"); r.code != 0 || len(linkNames(t, ns)) != 1 {
+		t.Errorf("cleanup after an interrupted delete: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 }
 
@@ -400,5 +503,43 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	r := run(t, dir, "bench", "--kind", "ifb", "--count", "200", "--delete", "serial", "--json")
 	if r.code != 0 || r.stderr != "" {
 		t.Errorf("not a terminal: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// Exit codes the README promises, from the command line: 2 without
+// CAP_NET_ADMIN (before anything is made), 1 for a create the kernel
+// refused (with its extended-ACK text, and nothing left of it).
+func TestExitCodesFromTheKernel(t *testing.T) {
+	needKind(t, "vxlan")
+	state := t.TempDir()
+	ns := namedNetns(t)
+	bin := devbulk(t)
+	for _, args := range [][]string{
+		{"create", "--netns", ns, "--kind", "ifb", "--count", "3"},
+		{"bench", "--kind", "ifb", "--count", "3"},
+		{"cleanup"},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "needs CAP_NET_ADMIN") {
+			t.Errorf("%v as nobody: exit %d, %q", args, code, out)
+		}
+	}
+	if r := run(t, state, "create", "--netns", ns, "--kind", "vxlan", "--count", "5", "--prefix", "a"); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	// The same VNIs again: the kernel refuses each, in its own words.
+	r := run(t, state, "create", "--netns", ns, "--kind", "vxlan", "--count", "5", "--prefix", "b")
+	if r.code != 1 || !strings.Contains(r.stderr, "file exists") || !strings.Contains(r.stderr, "VNI") {
+		t.Errorf("clashing vxlan create: exit %d, stderr %q", r.code, r.stderr)
+	}
+	names := linkNames(t, ns)
+	if names["b0"] || len(names) != 6 {
+		t.Errorf("after the refused create the namespace holds %v", names)
+	}
+	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 1 {
+		t.Errorf("records: %v, want the first run's only", recs)
 	}
 }

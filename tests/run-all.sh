@@ -27,11 +27,21 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
-# Short fuzzing passes (their seeds also run below): the ACK / ext-ack
-# parser, record parsing, and the --netns resolver.
-go test ./nlbatch -run '^$' -fuzz FuzzParseAck -fuzztime 15s
-go test ./runs -run '^$' -fuzz FuzzParseRecord -fuzztime 15s
-go test ./runs -run '^$' -fuzz FuzzNetnsPath -fuzztime 10s
+# Short fuzzing passes (their seeds and testdata/fuzz corpora also run in
+# the tests below): netlink replies and ACKs, records, the --netns resolver,
+# suites and thresholds, payloads, modules.dep and .modinfo, result documents.
+fuzz() { go test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$3"; }
+fuzz ./nlbatch FuzzParseAck 10s
+fuzz ./nlbatch FuzzAckRoundTrip 5s
+fuzz ./nlbatch FuzzReplies 10s
+fuzz ./runs FuzzParseRecord 10s
+fuzz ./runs FuzzNetnsPath 5s
+fuzz ./check FuzzParseSuite 10s
+fuzz ./check FuzzParseThreshold 5s
+fuzz ./netnsbench FuzzParsePayload 5s
+fuzz ./kmod FuzzParseDep 5s
+fuzz ./kmod FuzzParseModinfo 5s
+fuzz ./charts FuzzFromDocument 10s
 # gotestsum prints each test and its closing DONE line; tests/summary then
 # prints ran/passed/skipped/failed per package and fails on a skip whose
 # reason tests/expected-skips does not name.

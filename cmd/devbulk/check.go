@@ -86,6 +86,9 @@ func runCheck(c *cli.Context) error {
 		if err := writeCheck(c, format, ch, []*check.Results{saved}); err != nil {
 			return err
 		}
+		if err := writeSVG(c, func() (*plot.Plot, error) { return charts.Check(ch) }); err != nil {
+			return err
+		}
 		return checkOutcome(ch)
 	case len(kernels) > 2:
 		return usagef("--vm-kernel: at most two, A (the baseline) and B")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
@@ -94,6 +95,28 @@ func deleteAction(c *cli.Context) error {
 	return err
 }
 
+// printLeft says what became of the devices a delete did not remove: each
+// one, or, where many share a reason (an interrupted delete), their count.
+func printLeft(w io.Writer, left []batch.Leftover) {
+	byWhy := map[string][]batch.Leftover{}
+	var order []string
+	for _, l := range left {
+		if byWhy[l.Why] == nil {
+			order = append(order, l.Why)
+		}
+		byWhy[l.Why] = append(byWhy[l.Why], l)
+	}
+	for _, why := range order {
+		if ls := byWhy[why]; len(ls) > 3 {
+			fmt.Fprintf(w, "  left: %d devices (%s .. %s): %s\n", len(ls), ls[0].Link.Name, ls[len(ls)-1].Link.Name, why)
+			continue
+		}
+		for _, l := range byWhy[why] {
+			fmt.Fprintf(w, "  left: %s\n", l)
+		}
+	}
+}
+
 // printDeleted says what the kernel confirmed deleted, and what is left.
 func printDeleted(c *cli.Context, o runs.Outcome) {
 	p, r := o.Phase, o.Record
@@ -108,9 +131,7 @@ func printDeleted(c *cli.Context, o runs.Outcome) {
 		fmt.Fprintf(c.App.Writer, "deleted %d of %d %s links %s* by %s in %s: %.3f ms/device\n",
 			p.Deleted, p.Devices, r.Kind, r.Prefix, p.Strategy, batch.FormatNS(p.WallNS), p.MsPerDevice)
 	}
-	for _, l := range p.Left {
-		fmt.Fprintf(c.App.Writer, "  left: %s\n", l)
-	}
+	printLeft(c.App.Writer, p.Left)
 	if !o.Removed {
 		fmt.Fprintf(c.App.Writer, "  the record of %s stays, for the %d devices left\n", r, r.Devices())
 	}
