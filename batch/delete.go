@@ -205,39 +205,28 @@ func (s *Set) settle(c *nlbatch.Conn, confirmed map[int32]bool, gone []Leftover,
 		goneIdx[g.Link.Index] = true
 		stayed[g.Link.Index] = g.Present // renamed before the delete: still the run's
 	}
-	var rest []nlbatch.Link
-	for _, l := range s.all() {
-		if !goneIdx[l.Index] {
-			rest = append(rest, l)
-		}
-	}
-	_, after, err := s.check(context.Background(), c, rest)
+	rest := slices.DeleteFunc(s.all(), func(l nlbatch.Link) bool { return goneIdx[l.Index] })
+	still, after, err := s.check(context.Background(), c, rest)
 	if err != nil {
 		return err
 	}
-	isLower := map[int32]bool{}
-	for _, l := range s.Lowers {
-		isLower[l.Index] = true
-	}
+	isLower := indexes(s.Lowers)
 	p.Left = gone
+	for _, l := range still {
+		stayed[l.Index] = true
+		p.Left = append(p.Left, Leftover{Link: l, Present: true, Why: "not deleted"})
+	}
 	for _, lo := range after {
-		absent := !lo.Present
 		switch {
-		case absent && confirmed[lo.Link.Index]:
+		case !lo.Present && confirmed[lo.Link.Index]:
 			if !isLower[lo.Link.Index] {
 				p.Deleted++
 			}
 			continue
-		case !absent:
+		case lo.Present:
 			stayed[lo.Link.Index] = true
 		}
 		p.Left = append(p.Left, lo)
-	}
-	for _, l := range rest {
-		if _, still := index(after, l.Index); !still {
-			stayed[l.Index] = true // unchanged: still the set's
-			p.Left = append(p.Left, Leftover{Link: l, Present: true, Why: "not deleted"})
-		}
 	}
 	keep := func(ls []nlbatch.Link) []nlbatch.Link {
 		return slices.DeleteFunc(ls, func(l nlbatch.Link) bool { return !stayed[l.Index] })
@@ -247,15 +236,6 @@ func (s *Set) settle(c *nlbatch.Conn, confirmed map[int32]bool, gone []Leftover,
 	p.Settled = true
 	p.rates()
 	return nil
-}
-
-func index(ls []Leftover, ix int32) (Leftover, bool) {
-	for _, l := range ls {
-		if l.Link.Index == ix {
-			return l, true
-		}
-	}
-	return Leftover{}, false
 }
 
 // present lists the leftovers still in the namespace.

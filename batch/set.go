@@ -107,10 +107,7 @@ func (s *Set) all() []nlbatch.Link {
 
 // split separates devices into the set's upper links and its lower devices.
 func (s *Set) split(devs []nlbatch.Link) (uppers, lowers []nlbatch.Link) {
-	isLower := make(map[int32]bool, len(s.Lowers))
-	for _, l := range s.Lowers {
-		isLower[l.Index] = true
-	}
+	isLower := indexes(s.Lowers)
 	for _, l := range devs {
 		if isLower[l.Index] {
 			lowers = append(lowers, l)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/devbulk/devbulk/internal/owner"
+	"github.com/devbulk/devbulk/internal/safefs"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,7 +44,7 @@ func newMountRun() (*mountRun, error) {
 	if err := os.MkdirAll(MountDir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := safeDir(MountDir); err != nil {
+	if err := safefs.Dir(MountDir); err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(MountDir, fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
@@ -211,19 +212,6 @@ func readMounts(path string) (map[string]uint64, error) {
 	return out, sc.Err()
 }
 
-// safeDir checks that dir is a real directory only root (or the caller)
-// can write: entries there decide what Cleanup unmounts.
-func safeDir(dir string) error {
-	var st unix.Stat_t
-	if err := unix.Lstat(dir, &st); err != nil {
-		return err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR || (st.Uid != 0 && int(st.Uid) != os.Geteuid()) || st.Mode&0o022 != 0 {
-		return fmt.Errorf("%s: not a directory only root can write (a symlink, another owner, or mode %04o): refusing to use it", dir, st.Mode&0o7777)
-	}
-	return nil
-}
-
 // CleanedRun is a run directory that Cleanup removed.
 type CleanedRun struct {
 	Dir        string
@@ -242,7 +230,7 @@ func Cleanup() ([]CleanedRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := safeDir(MountDir); err != nil {
+	if err := safefs.Dir(MountDir); err != nil {
 		return nil, err
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })

@@ -2,9 +2,9 @@ package nlbatch
 
 import (
 	"errors"
-	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"testing"
 
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"golang.org/x/sys/unix"
 )
 

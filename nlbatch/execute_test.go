@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"testing"
 
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"golang.org/x/sys/unix"
 )
 

@@ -2,8 +2,8 @@ package nlbatch
 
 import (
 	"encoding/binary"
-	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 
+	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
@@ -52,17 +52,19 @@ func (l Link) Lowers() []int32 {
 // of links small.
 func (c *Conn) Links() ([]Link, error) {
 	var links []Link
-	err := c.Dump(GetLinkRequest(0, ""),
-		func() { links = links[:0] },
-		func(msg []byte) error {
-			l, err := ParseLink(msg)
-			if err != nil {
-				return err
-			}
-			links = append(links, l)
-			return nil
-		})
+	err := c.dumpLinks(func() { links = links[:0] }, func(l Link) { links = append(links, l) })
 	return links, err
+}
+
+// dumpLinks dumps every link through Dump, parsed, to each.
+func (c *Conn) dumpLinks(restart func(), each func(Link)) error {
+	return c.Dump(GetLinkRequest(0, ""), restart, func(msg []byte) error {
+		l, err := ParseLink(msg)
+		if err == nil {
+			each(l)
+		}
+		return err
+	})
 }
 
 // LinkByName looks one link up; the error wraps unix.ENODEV when absent.

@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 
+	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
@@ -94,15 +94,7 @@ func (c *Conn) ScanLinks() ([]Link, error) {
 		}
 		attempt = attempt[:0]
 	}
-	err := c.Dump(GetLinkRequest(0, ""), merge,
-		func(msg []byte) error {
-			l, err := ParseLink(msg)
-			if err != nil {
-				return err
-			}
-			attempt = append(attempt, l)
-			return nil
-		})
+	err := c.dumpLinks(merge, func(l Link) { attempt = append(attempt, l) })
 	if errors.Is(err, ErrDumpInconsistent) {
 		merge()
 		return union, nil

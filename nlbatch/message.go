@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 
+	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 	"golang.org/x/sys/unix"
 )
 

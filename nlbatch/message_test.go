@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"strings"
 	"testing"
 
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )

@@ -207,32 +207,10 @@ func (s *Store) Survey() (bad []Bad, stale []*Record, err error) {
 // --netns no longer leads to the recorded inode. (Cleanup looks further: a
 // namespace may live on, unnamed, held by a process.)
 func quickStale(r *Record) bool {
-	ns, _, err := OpenNetnsOf(r)
+	ns, err := openRecorded(r)
 	if err != nil {
 		return true
 	}
 	ns.Close()
 	return false
-}
-
-// OpenNetnsOf opens a record's namespace by its --netns, if that still
-// means the recorded inode.
-func OpenNetnsOf(r *Record) (netns.NsHandle, uint64, error) {
-	path, _, err := NetnsPath(r.Netns)
-	if err != nil {
-		return netns.None(), 0, err
-	}
-	ns, err := netns.GetFromPath(path)
-	if err != nil {
-		return netns.None(), 0, err
-	}
-	ino, err := netnsInode(int(ns))
-	if err == nil && ino != r.Inode {
-		err = fmt.Errorf("netns %s is now another namespace (inode %d, recorded %d)", r.Netns, ino, r.Inode)
-	}
-	if err != nil {
-		ns.Close()
-		return netns.None(), 0, err
-	}
-	return ns, ino, nil
 }

@@ -49,17 +49,11 @@ func OpenNetns(arg string) (netns.NsHandle, uint64, error) {
 	if err != nil {
 		return netns.None(), 0, err
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	h, ino, err := openNetnsFile(path)
 	if err != nil {
 		if !strings.Contains(arg, "/") && errors.Is(err, unix.ENOENT) {
 			return netns.None(), 0, fmt.Errorf("%w: netns %q not found under %s (create it with `ip netns add %s`)", ErrBadNetns, arg, NetnsDir, arg)
 		}
-		return netns.None(), 0, fmt.Errorf("%w: --netns %s: %v", ErrBadNetns, arg, err)
-	}
-	h := netns.NsHandle(fd)
-	ino, err := netnsInode(fd)
-	if err != nil {
-		h.Close()
 		return netns.None(), 0, fmt.Errorf("%w: --netns %s: %v", ErrBadNetns, arg, err)
 	}
 	if !current {
@@ -70,6 +64,21 @@ func OpenNetns(arg string) (netns.NsHandle, uint64, error) {
 		}
 	}
 	return h, ino, nil
+}
+
+// openNetnsFile opens path and checks that it is a network namespace; it
+// returns the handle and the namespace's inode.
+func openNetnsFile(path string) (netns.NsHandle, uint64, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return netns.None(), 0, err
+	}
+	ino, err := netnsInode(fd)
+	if err != nil {
+		unix.Close(fd)
+		return netns.None(), 0, err
+	}
+	return netns.NsHandle(fd), ino, nil
 }
 
 // netnsInode checks that fd is a network namespace and returns its inode.
@@ -101,20 +110,35 @@ func netnsInode(fd int) (uint64, error) {
 // returns where it found it; a closed handle means it is gone. An inode can
 // be reused by a later namespace: the caller still checks the devices.
 func recordedNetns(r *Record) (netns.NsHandle, string) {
-	if ns, _, err := OpenNetnsOf(r); err == nil {
+	if ns, err := openRecorded(r); err == nil {
 		return ns, r.Netns
 	}
 	path, ok := batch.FindNetns(r.Inode)
 	if !ok {
 		return netns.None(), ""
 	}
-	ns, err := netns.GetFromPath(path)
+	ns, ino, err := openNetnsFile(path)
 	if err != nil {
 		return netns.None(), "" // gone meanwhile
 	}
-	if ino, err := netnsInode(int(ns)); err != nil || ino != r.Inode {
+	if ino != r.Inode {
 		ns.Close()
 		return netns.None(), ""
 	}
 	return ns, path
+}
+
+// openRecorded opens a record's namespace by its --netns, if that still
+// leads to the recorded inode.
+func openRecorded(r *Record) (netns.NsHandle, error) {
+	path, _, err := NetnsPath(r.Netns)
+	if err != nil {
+		return netns.None(), err
+	}
+	ns, ino, err := openNetnsFile(path)
+	if err == nil && ino != r.Inode {
+		ns.Close()
+		err = fmt.Errorf("netns %s is now another namespace (inode %d, recorded %d)", r.Netns, ino, r.Inode)
+	}
+	return ns, err
 }

@@ -93,26 +93,19 @@ const legacyBoot = "legacy"
 // pid and a complete flag), so that an upgrade loses no run.
 func parseLegacy(b []byte) (*Record, error) {
 	var old struct {
-		Group    uint32         `json:"group"`
-		Marks    []uint32       `json:"marks,omitempty"`
-		Prefix   string         `json:"prefix"`
-		Kind     string         `json:"kind"`
-		Netns    string         `json:"netns"`
-		Inode    uint64         `json:"netns_inode"`
-		Links    []nlbatch.Link `json:"links"`
-		Lowers   []nlbatch.Link `json:"lowers,omitempty"`
-		PID      int            `json:"pid"`
-		Complete bool           `json:"complete"`
+		Record
+		PID      int  `json:"pid"`
+		Complete bool `json:"complete"`
 	}
 	if err := decodeStrict(b, &old); err != nil {
 		return nil, err
 	}
-	state := Creating
+	r := &old.Record
+	r.Owner, r.State = owner.Owner{PID: old.PID, BootID: legacyBoot}, Creating
 	if old.Complete {
-		state = Complete
+		r.State = Complete
 	}
-	return &Record{Group: old.Group, Marks: old.Marks, Prefix: old.Prefix, Kind: old.Kind, Netns: old.Netns,
-		Inode: old.Inode, Links: old.Links, Lowers: old.Lowers, Owner: owner.Owner{PID: old.PID, BootID: legacyBoot}, State: state}, nil
+	return r, nil
 }
 
 // Validate checks what ownership rests on: a nonzero group (0 is every

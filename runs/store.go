@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/devbulk/devbulk/internal/safefs"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +31,7 @@ type Store struct {
 // ErrUnsafeDir reports a state directory someone other than root could
 // write (or a symlink): records from there could make devbulk delete
 // anything.
-var ErrUnsafeDir = errors.New("unsafe state directory")
+var ErrUnsafeDir = safefs.ErrUnsafe
 
 // Open returns the store in dir, creating dir (mode 0700) when missing. It
 // refuses a dir that is a symlink, not a directory, not owned by root (or
@@ -42,30 +43,10 @@ func Open(dir string) (*Store, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
 	}
-	if err := safeDir(dir); err != nil {
+	if err := safefs.Dir(dir); err != nil {
 		return nil, err
 	}
 	return &Store{Dir: dir}, nil
-}
-
-// safeDir checks that dir is a real directory only root (or the caller)
-// can write.
-func safeDir(dir string) error {
-	var st unix.Stat_t
-	if err := unix.Lstat(dir, &st); err != nil {
-		return err
-	}
-	switch {
-	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return fmt.Errorf("%w: %s is a symlink", ErrUnsafeDir, dir)
-	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
-		return fmt.Errorf("%w: %s is not a directory", ErrUnsafeDir, dir)
-	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("%w: %s is owned by uid %d, not root", ErrUnsafeDir, dir, st.Uid)
-	case st.Mode&0o022 != 0:
-		return fmt.Errorf("%w: %s is writable by group or others (mode %04o): chmod go-w it", ErrUnsafeDir, dir, st.Mode&0o7777)
-	}
-	return nil
 }
 
 // Save writes the record atomically: a new temporary file in the store
@@ -180,7 +161,7 @@ func (s *Store) Quarantine(b Bad) (string, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", err
 	}
-	if err := safeDir(dir); err != nil {
+	if err := safefs.Dir(dir); err != nil {
 		return "", err
 	}
 	to := filepath.Join(dir, strings.TrimSuffix(filepath.Base(b.File), ".json")+time.Now().UTC().Format(".20060102T150405.000000000"))

@@ -136,7 +136,7 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 	if after := linkNames(t, ns); len(after) != len(before) {
 		t.Errorf("bad input created devices: before %v, after %v", before, after)
 	}
-	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 {
+	if recs := records(state); len(recs) != 0 {
 		t.Errorf("bad input left records: %v", recs)
 	}
 }
@@ -218,28 +218,38 @@ func TestCreateAndDeleteInNamedNetns(t *testing.T) {
 	if len(names) != len(want) || !names["own0"] || !names["own1"] {
 		t.Errorf("after deleting every run, the namespace holds %v, want %v", names, want)
 	}
-	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 {
+	if recs := records(state); len(recs) != 0 {
 		t.Errorf("records left: %v", recs)
 	}
+}
+
+// start starts devbulk with a private state directory, its stdout
+// collected, and does not wait for it.
+func start(t *testing.T, state string, args ...string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(devbulk(t), args...)
+	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() }) // a failed test leaves nothing running
+	return cmd, &stdout
+}
+
+// records lists the record files in a state directory.
+func records(state string) []string {
+	recs, _ := filepath.Glob(filepath.Join(state, "*.json"))
+	return recs
 }
 
 // startCreate starts a slow create and waits until devices exist.
 func startCreate(t *testing.T, state, ns string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(devbulk(t), "create", "--netns", ns, "--kind", "ifb", "--count", "30000", "--strategy", "serial")
-	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// The bound only catches a hang; a slow machine just waits longer.
-	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if linkNames(t, ns)["dbk100"] {
-			return cmd
-		}
-	}
-	cmd.Process.Kill()
-	t.Fatal("create did not start")
-	return nil
+	cmd, _ := start(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "30000", "--strategy", "serial")
+	waitFor(t, "dbk100 created", func() bool { return linkNames(t, ns)["dbk100"] })
+	return cmd
 }
 
 // waitFor polls cond until it holds; the bound only catches a hang.
@@ -278,7 +288,6 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 		{"create serial", "ifb", syscall.SIGINT, []string{"create", "--kind", "ifb", "--count", "30000", "--strategy", "serial"}},
 		{"create pipelined", "ifb", syscall.SIGINT, []string{"create", "--kind", "ifb", "--count", "100000"}},
 		{"create macvlan, SIGTERM", "macvlan", syscall.SIGTERM, []string{"create", "--kind", "macvlan", "--count", "30000", "--strategy", "serial"}},
-		{"create vlan", "vlan", syscall.SIGINT, []string{"create", "--kind", "vlan", "--count", "30000", "--strategy", "serial"}},
 		{"bench", "ifb", syscall.SIGINT, []string{"bench", "--kind", "ifb", "--count", "3000", "--delete", "serial", "--json"}},
 		{"check", "ifb", syscall.SIGTERM, []string{"check", "--suite", "SUITE", "--save", "SAVED"}},
 	} {
@@ -295,13 +304,7 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 			if args[0] == "create" {
 				args = append(args, "--netns", ns)
 			}
-			cmd := exec.Command(devbulk(t), args...)
-			cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
-			var stdout strings.Builder
-			cmd.Stdout = &stdout
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			cmd, stdout := start(t, state, args...)
 			if args[0] == "create" {
 				waitFor(t, "dbk100 created", func() bool { return linkNames(t, ns)["dbk100"] })
 			} else {
@@ -315,7 +318,7 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 			if names := linkNames(t, ns); len(names) != 1 {
 				t.Errorf("after the signal the namespace holds %d devices, want only lo", len(names))
 			}
-			if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 {
+			if recs := records(state); len(recs) != 0 {
 				t.Errorf("records left: %v", recs)
 			}
 			if _, err := os.Stat(saved); !errors.Is(err, os.ErrNotExist) {
@@ -337,13 +340,7 @@ func TestInterruptedDeleteSaysHowFar(t *testing.T) {
 	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "400"); r.code != 0 {
 		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
 	}
-	cmd := exec.Command(devbulk(t), "delete", "--netns", ns, "--strategy", "serial")
-	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
-	var stdout strings.Builder
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout := start(t, state, "delete", "--netns", ns, "--strategy", "serial")
 	waitFor(t, "dbk5 deleted", func() bool { return !linkNames(t, ns)["dbk5"] })
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
@@ -378,7 +375,7 @@ func TestCleanupAfterKill(t *testing.T) {
 	if len(names) != 2 || !names["dbk99999"] {
 		t.Errorf("after cleanup the namespace holds %d devices, want lo and dbk99999", len(names))
 	}
-	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 {
+	if recs := records(state); len(recs) != 0 {
 		t.Errorf("records left: %v", recs)
 	}
 }
@@ -539,7 +536,7 @@ func TestExitCodesFromTheKernel(t *testing.T) {
 	if names["b0"] || len(names) != 6 {
 		t.Errorf("after the refused create the namespace holds %v", names)
 	}
-	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 1 {
+	if recs := records(state); len(recs) != 1 {
 		t.Errorf("records: %v, want the first run's only", recs)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
@@ -234,7 +233,7 @@ func TestMalformedRecordsTouchNothing(t *testing.T) {
 	if r.code != 0 || strings.Count(r.stdout, "malformed record") != 4 {
 		t.Errorf("cleanup: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 {
+	if recs := records(state); len(recs) != 0 {
 		t.Errorf("records left after cleanup: %v", recs)
 	}
 	if names := linkNames(t, ns); len(names) != 4 {
@@ -249,7 +248,7 @@ func TestUnsafeStateDirIsRefused(t *testing.T) {
 	os.Chmod(state, 0o777)
 	ns := namedNetns(t)
 	r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "5")
-	if r.code != 1 || !strings.Contains(r.stderr, "unsafe state directory") {
+	if r.code != 1 || !strings.Contains(r.stderr, "unsafe directory") {
 		t.Errorf("create with a world-writable state dir: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if len(linkNames(t, ns)) != 1 {
@@ -328,17 +327,11 @@ func TestLiveCreatorRefusedAndKilledDeleteFinished(t *testing.T) {
 	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "400"); r.code != 0 {
 		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
 	}
-	del := exec.Command(devbulk(t), "delete", "--netns", ns, "--strategy", "serial")
-	del.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
-	if err := del.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for linkNames(t, ns)["dbk5"] {
-		time.Sleep(5 * time.Millisecond)
-	}
+	del, _ := start(t, state, "delete", "--netns", ns, "--strategy", "serial")
+	waitFor(t, "dbk5 deleted", func() bool { return !linkNames(t, ns)["dbk5"] })
 	del.Process.Kill()
 	del.Wait()
-	recs, _ := filepath.Glob(filepath.Join(state, "*.json"))
+	recs := records(state)
 	if len(recs) != 1 {
 		t.Fatalf("records after kill -9 of delete: %v", recs)
 	}
@@ -371,7 +364,7 @@ func TestReportsCountWhatTheKernelConfirmed(t *testing.T) {
 	if !linkNames(t, ns)["theirs3"] {
 		t.Error("the renamed device was deleted")
 	}
-	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 1 {
+	if recs := records(state); len(recs) != 1 {
 		t.Errorf("the record of the device left was removed: %v", recs)
 	}
 	ip(t, "-n", ns, "link", "del", "theirs3")
@@ -384,7 +377,7 @@ func TestReportsCountWhatTheKernelConfirmed(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "deleted none of 5") || !strings.Contains(r.stdout, "left: 5 devices (gd0 .. gd4): gone before devbulk deleted it") {
 		t.Errorf("delete after someone else's group delete: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 1 {
+	if recs := records(state); len(recs) != 1 {
 		t.Errorf("records left: %v, want rn's only", recs)
 	}
 }
@@ -408,7 +401,7 @@ func TestStaleRecordsAreNamedAndPruned(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "stale") || !strings.Contains(r.stdout, gone) {
 		t.Errorf("cleanup: exit %d, stdout %q", r.code, r.stdout)
 	}
-	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 1 {
+	if recs := records(state); len(recs) != 1 {
 		t.Errorf("records after pruning: %v (want the complete run's only)", recs)
 	}
 }
@@ -464,15 +457,29 @@ func childOf(pid int, comm string) int {
 	return 0
 }
 
-// waitGone waits (bounded, to catch a hang) until pid has exited.
-func waitGone(t *testing.T, pid int, what string) {
+// killWithChild starts devbulk, waits until it has started a child named
+// comm, kills devbulk with SIGKILL, and reaps the child (this test process
+// is a subreaper, so the orphan comes to it): the child must have died of
+// the SIGKILL devbulk's death sent it (PR_SET_PDEATHSIG), not of finishing
+// its work on its own.
+func killWithChild(t *testing.T, comm string, args ...string) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || strings.Contains(string(b), ") Z ") {
-			return
-		}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatal(err)
 	}
-	t.Errorf("%s (pid %d) outlived devbulk's kill -9", what, pid)
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	cmd, _ := start(t, t.TempDir(), args...)
+	var pid int
+	waitFor(t, "devbulk starting "+comm, func() bool { pid = childOf(cmd.Process.Pid, comm); return pid != 0 })
+	cmd.Process.Kill()
+	cmd.Wait()
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
+		t.Fatalf("reaping %s: %v", comm, err)
+	}
+	if !ws.Signaled() || ws.Signal() != unix.SIGKILL {
+		t.Errorf("%s (pid %d) outlived devbulk's kill -9 and ended on its own (status %#x)", comm, pid, ws)
+	}
 }
 
 // Item 12: the programs devbulk runs die with it, even after kill -9: the
@@ -480,40 +487,11 @@ func waitGone(t *testing.T, pid int, what string) {
 // then removes).
 func TestChildrenDieWithDevbulk(t *testing.T) {
 	needKind(t, "ifb")
-	cmd := exec.Command(devbulk(t), "bench", "--kind", "ifb", "--count", "20000", "--delete", "group", "--compare", "iproute2", "--quiet")
-	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var ipPid int
-	for deadline := time.Now().Add(2 * time.Minute); ipPid == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		ipPid = childOf(cmd.Process.Pid, "ip")
-	}
-	if ipPid == 0 {
-		cmd.Process.Kill()
-		t.Fatal("bench never started ip")
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	waitGone(t, ipPid, "ip -batch")
-
+	killWithChild(t, "ip", "bench", "--kind", "ifb", "--count", "20000", "--delete", "group", "--compare", "iproute2", "--quiet")
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("qemu not installed: the VM half of this test needs it")
 	}
-	vmCmd := exec.Command(devbulk(t), "vm", "--accel", "tcg", "--", "kinds")
-	if err := vmCmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var qemu int
-	for deadline := time.Now().Add(5 * time.Minute); qemu == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		qemu = childOf(vmCmd.Process.Pid, "qemu")
-	}
-	vmCmd.Process.Kill()
-	vmCmd.Wait()
-	if qemu == 0 {
-		t.Fatal("devbulk vm never started qemu")
-	}
-	waitGone(t, qemu, "qemu")
+	killWithChild(t, "qemu", "vm", "--accel", "tcg", "--", "kinds")
 	r := run(t, t.TempDir(), "cleanup")
 	if r.code != 0 || !strings.Contains(r.stdout, "vm work directory") {
 		t.Errorf("cleanup after a killed devbulk vm: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
@@ -587,16 +565,8 @@ func TestCleanupBesideARunningDelete(t *testing.T) {
 	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "300"); r.code != 0 {
 		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
 	}
-	del := exec.Command(devbulk(t), "delete", "--netns", ns, "--strategy", "serial")
-	del.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
-	var out strings.Builder
-	del.Stdout = &out
-	if err := del.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for linkNames(t, ns)["dbk5"] {
-		time.Sleep(5 * time.Millisecond)
-	}
+	del, out := start(t, state, "delete", "--netns", ns, "--strategy", "serial")
+	waitFor(t, "dbk5 deleted", func() bool { return !linkNames(t, ns)["dbk5"] })
 	r := run(t, state, "cleanup", "--all")
 	if r.code != 0 || !strings.Contains(r.stdout, "nothing to clean up") {
 		t.Errorf("cleanup beside a running delete: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
@@ -604,7 +574,7 @@ func TestCleanupBesideARunningDelete(t *testing.T) {
 	if err := del.Wait(); err != nil || !strings.Contains(out.String(), "deleted 300 of 300") {
 		t.Errorf("delete: %v, %q", err, out.String())
 	}
-	if recs, _ := filepath.Glob(filepath.Join(state, "*.json")); len(recs) != 0 || len(linkNames(t, ns)) != 1 {
+	if recs := records(state); len(recs) != 0 || len(linkNames(t, ns)) != 1 {
 		t.Errorf("left: records %v, devices %v", recs, linkNames(t, ns))
 	}
 }

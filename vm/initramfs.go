@@ -7,7 +7,6 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"fmt"
-	"github.com/devbulk/devbulk/internal/child"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/cavaliergopher/cpio"
+	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/kmod"
 )
 

@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk/internal/child"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
+	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/kmod"
 )
 

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk/internal/child"
-	"github.com/devbulk/devbulk/internal/owner"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/devbulk/devbulk/internal/child"
+	"github.com/devbulk/devbulk/internal/owner"
 )
 
 // Config describes one VM run.

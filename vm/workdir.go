@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/devbulk/devbulk/internal/owner"
-	"golang.org/x/sys/unix"
+	"github.com/devbulk/devbulk/internal/safefs"
 )
 
 // A guest's work directory (initramfs, serial ports) is made under the
@@ -21,7 +21,8 @@ const (
 
 // CleanupWorkDirs removes the guest work directories that killed devbulk
 // processes left in the temporary directory, and returns them. A directory
-// without devbulk's owner file, not owned by root, or a symlink is left.
+// without devbulk's owner file, or one others could write (safefs.Dir), is
+// left.
 func CleanupWorkDirs() ([]string, error) {
 	matches, err := filepath.Glob(filepath.Join(os.TempDir(), workDirPattern+"*"))
 	if err != nil {
@@ -30,8 +31,7 @@ func CleanupWorkDirs() ([]string, error) {
 	var done []string
 	var errs []error
 	for _, dir := range matches {
-		var st unix.Stat_t
-		if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || (st.Uid != 0 && int(st.Uid) != os.Geteuid()) {
+		if safefs.Dir(dir) != nil { // MkdirTemp makes 0700 directories
 			continue
 		}
 		if strings.Contains(filepath.Base(dir), ".") {

@@ -1,0 +1,36 @@
+// Package safefs checks the directories whose contents decide what devbulk
+// deletes or unmounts (run records, kept namespaces, VM work directories):
+// only root may be able to put anything there.
+package safefs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnsafe reports a directory someone other than root could write, or a
+// symlink in its place.
+var ErrUnsafe = errors.New("unsafe directory")
+
+// Dir checks that dir is a real directory (not a symlink), owned by root
+// (or the caller), and not writable by group or others.
+func Dir(dir string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return err
+	}
+	switch {
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return fmt.Errorf("%w: %s is a symlink", ErrUnsafe, dir)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("%w: %s is not a directory", ErrUnsafe, dir)
+	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%w: %s is owned by uid %d, not root", ErrUnsafe, dir, st.Uid)
+	case st.Mode&0o022 != 0:
+		return fmt.Errorf("%w: %s is writable by group or others (mode %04o): chmod go-w it", ErrUnsafe, dir, st.Mode&0o7777)
+	}
+	return nil
+}
