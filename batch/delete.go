@@ -107,7 +107,8 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	if err != nil {
 		return p, err
 	}
-	if err := s.refuseDependents(t, mine); err != nil {
+	before, err := s.refuseDependents(t, mine)
+	if err != nil {
 		return p, err
 	}
 	first := sync.OnceValue(func() error {
@@ -147,8 +148,15 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 		more, err = deleteEach(context.WithoutCancel(ctx), t.Conn, s, lowers, 0, nil, first, &q)
 		maps.Copy(confirmed, more)
 	}
+	ours := indexes(append(s.all(), s.peers(mine, before)...)) // before settle keeps only what is left
 	if serr := s.settle(t.Conn, confirmed, gone, &p); serr != nil {
 		return p, errors.Join(err, serr)
+	}
+	if t.Dedicated == nil {
+		var verr error
+		if p.Vanished, verr = vanished(t.Conn, ours, before); verr != nil {
+			return p, errors.Join(err, verr)
+		}
 	}
 	if err != nil {
 		return p, err
@@ -170,28 +178,50 @@ func Refusal(ctx context.Context, t Target, s *Set) error {
 	if err != nil {
 		return err
 	}
-	return s.refuseDependents(t, mine)
+	_, err = s.refuseDependents(t, mine)
+	return err
 }
 
 // refuseDependents fails when devices devbulk did not create depend on the
-// set's, here or in another named namespace.
-func (s *Set) refuseDependents(t Target, mine []nlbatch.Link) error {
+// set's, here or in another named namespace. It returns the namespace's
+// links as it scanned them.
+func (s *Set) refuseDependents(t Target, mine []nlbatch.Link) ([]nlbatch.Link, error) {
 	all, err := t.Conn.ScanLinks()
 	if err != nil {
-		return fmt.Errorf("listing links: %w", err)
+		return nil, fmt.Errorf("listing links: %w", err)
 	}
 	foreign := s.foreignDependents(mine, all)
 	if t.Dedicated == nil && t.NS > 0 {
 		elsewhere, err := dependentsElsewhere(append(mine, s.peers(mine, all)...), t.NS)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		foreign = append(foreign, elsewhere...)
 	}
 	if len(foreign) > 0 {
-		return fmt.Errorf("refusing to delete: %w: %s", ErrForeignDependents, nameList(foreign))
+		return nil, fmt.Errorf("refusing to delete: %w: %s", ErrForeignDependents, nameList(foreign))
 	}
-	return nil
+	return all, nil
+}
+
+// vanished names the devices of before (the scan at the start) that were
+// not ours and are gone now: the residual risk the README names (someone
+// moved a device into the run's group between the check and the group
+// delete) shows up here, beside deletes done by others meanwhile.
+func vanished(c *nlbatch.Conn, ours map[int32]bool, before []nlbatch.Link) ([]string, error) {
+	after, err := c.ScanLinks()
+	if err != nil {
+		return nil, fmt.Errorf("listing links after the delete: %w", err)
+	}
+	now := indexes(after)
+	var out []string
+	for _, l := range before {
+		if !ours[l.Index] && !now[l.Index] {
+			out = append(out, l.Name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // settle looks every recorded device up after a delete: those confirmed

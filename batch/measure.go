@@ -23,6 +23,12 @@ type Phase struct {
 	// Left says what became of the recorded devices a delete did not
 	// remove (lower devices included).
 	Left []Leftover `json:"left,omitempty"`
+	// Vanished names the devices that were not the run's, were there when
+	// the delete began and are gone after it: deleted meanwhile by someone
+	// else, or taken along by devbulk's request (moved into the run's group
+	// between devbulk's check and its group delete). devbulk cannot tell
+	// which; it says so.
+	Vanished []string `json:"vanished,omitempty"`
 	// Settled says that every recorded device was looked up after the
 	// phase, so Deleted and Left are complete (and the set holds just the
 	// devices still present). Not set when the delete stopped before that.

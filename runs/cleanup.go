@@ -85,6 +85,9 @@ func (s *Store) cleanupRun(ctx context.Context, r *Record) Cleaned {
 		if left := describe(p.Left); left != "" {
 			what += "; " + left
 		}
+		if len(p.Vanished) > 0 {
+			what += "; not devbulk's, gone during the delete: " + strings.Join(p.Vanished, ", ")
+		}
 	}
 	return Cleaned{What: what, Err: err}
 }

@@ -120,7 +120,7 @@ func TestDeleteRemovesTheRecordWhenDone(t *testing.T) {
 	s, k, c := fakeStore(t)
 	r := create(t, s, c, batch.CreateOptions{Kind: devices.Ifb, Devices: devices.Options{Count: 4, Prefix: "dbk"}})
 	var seen State
-	k.After = func(typ uint16) {
+	k.After = func(typ, _ uint16) {
 		if typ == unix.RTM_DELLINK && seen == "" {
 			if b, err := os.ReadFile(filepath.Join(s.Dir, r.FileName())); err == nil {
 				if got, err := Parse(r.FileName(), b); err == nil && got.Owner.Alive() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
@@ -132,6 +133,10 @@ func printDeleted(c *cli.Context, o runs.Outcome) {
 			p.Deleted, p.Devices, r.Kind, r.Prefix, p.Strategy, batch.FormatNS(p.WallNS), p.MsPerDevice)
 	}
 	printLeft(c.App.Writer, p.Left)
+	if len(p.Vanished) > 0 {
+		fmt.Fprintf(c.App.Writer, "  not devbulk's, gone during the delete (deleted by someone else, or moved into the run's group and taken along): %s\n",
+			strings.Join(p.Vanished, ", "))
+	}
 	if !o.Removed {
 		fmt.Fprintf(c.App.Writer, "  the record of %s stays, for the %d devices left\n", r, r.Devices())
 	}

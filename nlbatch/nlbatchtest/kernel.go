@@ -44,9 +44,10 @@ type Kernel struct {
 	// reports ENOBUFS), as a full receive buffer does.
 	LoseAck func(typ uint16, seq uint32) bool
 	// After, when set, is called after each request the link table
-	// executed, with its type: a test changes the table there as another
-	// process would between two requests.
-	After func(typ uint16)
+	// executed, with its type and flags (NLM_F_DUMP tells a dump): a test
+	// changes the table there as another process would between two
+	// requests.
+	After func(typ, flags uint16)
 	// Refuse, when set, makes the link table refuse an RTM_DELLINK of an
 	// ifindex with the errno it returns (0: go ahead); a group delete is
 	// refused whole when any member is, as the kernel does.
@@ -107,7 +108,7 @@ func (k *Kernel) handle(req []byte) {
 	} else {
 		errno, replies = k.execute(typ, flags, seq, req)
 		if k.After != nil {
-			k.After(typ)
+			k.After(typ, flags)
 		}
 		if k.LoseAck != nil && k.LoseAck(typ, seq) {
 			k.overrun = true
