@@ -244,6 +244,18 @@ func records(state string) []string {
 	return recs
 }
 
+// deleteUnderWay creates n ifb in ns and starts a serial delete of them,
+// returning once the delete has taken dbk5.
+func deleteUnderWay(t *testing.T, state, ns string, n int) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", strconv.Itoa(n)); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	cmd, stdout := start(t, state, "delete", "--netns", ns, "--strategy", "serial")
+	waitFor(t, "dbk5 deleted", func() bool { return !linkNames(t, ns)["dbk5"] })
+	return cmd, stdout
+}
+
 // startCreate starts a slow create and waits until devices exist.
 func startCreate(t *testing.T, state, ns string) *exec.Cmd {
 	t.Helper()
@@ -337,11 +349,7 @@ func TestInterruptedDeleteSaysHowFar(t *testing.T) {
 	needKind(t, "ifb")
 	state := t.TempDir()
 	ns := namedNetns(t)
-	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "400"); r.code != 0 {
-		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
-	}
-	cmd, stdout := start(t, state, "delete", "--netns", ns, "--strategy", "serial")
-	waitFor(t, "dbk5 deleted", func() bool { return !linkNames(t, ns)["dbk5"] })
+	cmd, stdout := deleteUnderWay(t, state, ns, 400)
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
 	left := len(linkNames(t, ns)) - 1

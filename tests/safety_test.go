@@ -324,11 +324,7 @@ func TestLiveCreatorRefusedAndKilledDeleteFinished(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
 
-	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "400"); r.code != 0 {
-		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
-	}
-	del, _ := start(t, state, "delete", "--netns", ns, "--strategy", "serial")
-	waitFor(t, "dbk5 deleted", func() bool { return !linkNames(t, ns)["dbk5"] })
+	del, _ := deleteUnderWay(t, state, ns, 400)
 	del.Process.Kill()
 	del.Wait()
 	recs := records(state)
@@ -562,11 +558,7 @@ func TestCleanupBesideARunningDelete(t *testing.T) {
 	needKind(t, "ifb")
 	state := t.TempDir()
 	ns := namedNetns(t)
-	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "300"); r.code != 0 {
-		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
-	}
-	del, out := start(t, state, "delete", "--netns", ns, "--strategy", "serial")
-	waitFor(t, "dbk5 deleted", func() bool { return !linkNames(t, ns)["dbk5"] })
+	del, out := deleteUnderWay(t, state, ns, 300)
 	r := run(t, state, "cleanup", "--all")
 	if r.code != 0 || !strings.Contains(r.stdout, "nothing to clean up") {
 		t.Errorf("cleanup beside a running delete: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
