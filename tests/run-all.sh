@@ -30,18 +30,22 @@ go vet ./...
 # Short fuzzing passes (their seeds and testdata/fuzz corpora also run in
 # the tests below): netlink replies and ACKs, records, the --netns resolver,
 # suites and thresholds, payloads, modules.dep and .modinfo, result documents.
+# Budgets are execution counts, not durations: with a duration, Go 1.26's fuzz
+# coordinator can report its own deadline as a failure ("context deadline
+# exceeded", golang/go#75804); a count has no deadline to race. Each takes a
+# few seconds here.
 fuzz() { go test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$3"; }
-fuzz ./nlbatch FuzzParseAck 10s
-fuzz ./nlbatch FuzzAckRoundTrip 5s
-fuzz ./nlbatch FuzzReplies 10s
-fuzz ./runs FuzzParseRecord 10s
-fuzz ./runs FuzzNetnsPath 5s
-fuzz ./check FuzzParseSuite 10s
-fuzz ./check FuzzParseThreshold 5s
-fuzz ./netnsbench FuzzParsePayload 5s
-fuzz ./kmod FuzzParseDep 5s
-fuzz ./kmod FuzzParseModinfo 5s
-fuzz ./charts FuzzFromDocument 10s
+fuzz ./nlbatch FuzzParseAck 50000x
+fuzz ./nlbatch FuzzAckRoundTrip 200000x
+fuzz ./nlbatch FuzzReplies 100000x
+fuzz ./runs FuzzParseRecord 100000x
+fuzz ./runs FuzzNetnsPath 100000x
+fuzz ./check FuzzParseSuite 100000x
+fuzz ./check FuzzParseThreshold 200000x
+fuzz ./netnsbench FuzzParsePayload 200000x
+fuzz ./kmod FuzzParseDep 200000x
+fuzz ./kmod FuzzParseModinfo 200000x
+fuzz ./charts FuzzFromDocument 50000x
 # gotestsum prints each test and its closing DONE line; tests/summary then
 # prints ran/passed/skipped/failed per package and fails on a skip whose
 # reason tests/expected-skips does not name.
