@@ -115,7 +115,8 @@ func (c *Check) AllSkipped() bool {
 // benchmark regresses when it is slower with p < α (benchstat's
 // Mann-Whitney U test, α = 0.05) and its median by more than thresholdPct
 // percent; both conditions, so that neither noise nor a tiny but
-// significant drift fails a check.
+// significant drift fails a check. A baseline scenario the current run
+// lacks is compared too: its benchmarks are missing.
 func Compare(base, cur *Results, thresholdPct float64) *Check {
 	c := &Check{Current: cur, Threshold: thresholdPct}
 	if base != nil {
@@ -133,6 +134,15 @@ func Compare(base, cur *Results, thresholdPct float64) *Check {
 			out.Comparisons = compareLines(bl, sc.Lines, base != nil, thresholdPct)
 		}
 		c.Scenarios = append(c.Scenarios, out)
+	}
+	// A scenario the baseline has and this run lacks (another suite, a
+	// renamed scenario) fails as its benchmarks do, never silently.
+	if base != nil {
+		for _, b := range base.Scenarios {
+			if cur.scenario(b.Name) == nil && len(b.Lines) > 0 {
+				c.Scenarios = append(c.Scenarios, ScenarioComparison{Name: b.Name, Comparisons: compareLines(b.Lines, nil, true, thresholdPct)})
+			}
+		}
 	}
 	return c
 }

@@ -3,6 +3,7 @@ package check
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -75,7 +76,8 @@ func TestCompareMissingNewSkippedFailed(t *testing.T) {
 	const netns = "Delete/kind=dummy/strategy=netns/n=1000"
 	base := results("a",
 		Scenario{Name: "dummy", Lines: append(lines(group, 300, 301, 302), lines(netns, 400, 401, 402)...)},
-		Scenario{Name: "vlan", Lines: lines(group, 1, 2, 3)})
+		Scenario{Name: "vlan", Lines: lines(group, 1, 2, 3)},
+		Scenario{Name: "ipip", Lines: lines(group, 4, 5, 6)}) // not in the current run at all
 	cur := results("b",
 		Scenario{Name: "dummy", Lines: append(lines(group, 300, 301, 302), lines("Delete/kind=dummy/strategy=module/n=1000", 5, 6, 7)...)},
 		Scenario{Name: "vlan", Skip: "vlan: no 8021q"},
@@ -86,6 +88,9 @@ func TestCompareMissingNewSkippedFailed(t *testing.T) {
 	}
 	if v := verdictOf(t, c, "dummy", "Delete/kind=dummy/strategy=module/n=1000"); v.Verdict != New {
 		t.Errorf("a benchmark new in the current run: %+v", v)
+	}
+	if v := verdictOf(t, c, "ipip", group); v.Verdict != Missing || len(c.Scenarios) != 4 || !c.Scenarios[3].Failed() {
+		t.Errorf("a scenario gone from the current run: %+v, %d scenarios", v, len(c.Scenarios))
 	}
 	if !c.Scenarios[0].Failed() || c.Scenarios[1].Failed() || !c.Scenarios[2].Failed() {
 		t.Errorf("failed: missing %v, skipped %v, errored %v", c.Scenarios[0].Failed(), c.Scenarios[1].Failed(), c.Scenarios[2].Failed())
@@ -172,13 +177,64 @@ func TestKTAP(t *testing.T) {
 	}
 }
 
+// The kernel's own KTAP parser (tools/testing/kunit/kunit.py from Debian's
+// linux-source package; tests/run-all.sh installs it and sets DEVBULK_KUNIT)
+// reads what check writes: every scenario's status, the diagnostics
+// accepted, no parse error. It is stricter than parseKTAP about one thing
+// that matters: a malformed line makes it report the run as crashed.
+func TestKTAPThroughKunitParser(t *testing.T) {
+	kunit := os.Getenv("DEVBULK_KUNIT")
+	if kunit == "" {
+		t.Skip("the kernel's KTAP parser is not installed: tests/run-all.sh installs it (DEVBULK_KUNIT=path/to/kunit.py)")
+	}
+	base := results("a", Scenario{Name: "dummy", Lines: lines(group, 300, 310, 305, 298, 302, 307)},
+		Scenario{Name: "ifb", Lines: lines(group, 300, 310, 305, 298, 302, 307)},
+		Scenario{Name: "gone", Lines: lines(group, 300, 310, 305, 298, 302, 307)}) // missing now: a failure
+	cur := results("b", Scenario{Name: "dummy", Lines: lines(group, 450, 460, 455, 470, 452, 449)},
+		Scenario{Name: "ifb", Lines: lines(group, 296, 312, 301, 309, 299, 304)},
+		Scenario{Name: "vlan", Skip: "vlan: the kernel has no 8021q\nmodule"})
+	var b bytes.Buffer
+	if err := Compare(base, cur, 10).WriteKTAP(&b); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "check.ktap"), filepath.Join(dir, "kunit.json")
+	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// kunit.py exits 1 when a test failed, as here; its summary and the
+	// JSON document say what it understood.
+	text, _ := exec.Command("python3", kunit, "parse", "--json="+out, in).CombinedOutput()
+	if !strings.Contains(string(text), "Ran 4 tests: passed: 1, failed: 2, skipped: 1\n") {
+		t.Errorf("kunit.py's summary is not 1 passed, 2 failed, 1 skipped:\n%s\nfrom\n%s", text, b.String())
+	}
+	doc, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("kunit.py wrote no JSON: %v\n%s", err, text)
+	}
+	var parsed struct {
+		Cases []struct{ Name, Status string } `json:"test_cases"`
+	}
+	if err := json.Unmarshal(doc, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range parsed.Cases {
+		got[c.Name] = c.Status
+	}
+	want := map[string]string{"dummy": "FAIL", "ifb": "PASS", "vlan": "SKIP", "gone": "FAIL"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("kunit.py read %v, want %v\n%s", got, want, b.String())
+	}
+}
+
 // The benchstat output reads back with benchfmt, and benchstat itself
 // (go tool benchstat, pinned in go.mod) compares two kernels in one table.
 func TestBenchstat(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, r *Results) string {
+	write := func(name string, r ...*Results) string {
 		var b bytes.Buffer
-		if err := WriteBenchstat(&b, false, r); err != nil {
+		if err := WriteBenchstat(&b, len(r) > 1, r...); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join(dir, name)
@@ -187,8 +243,9 @@ func TestBenchstat(t *testing.T) {
 		}
 		return path
 	}
-	old := write("old.txt", results("6.1.0", Scenario{Name: "dummy", Lines: lines(group, 300, 310, 305, 298, 302, 307)}))
-	cur := write("new.txt", results("6.18.0", Scenario{Name: "dummy", Lines: lines(group, 450, 460, 455, 470, 452, 449)}))
+	a := results("6.1.0", Scenario{Name: "dummy", Lines: lines(group, 300, 310, 305, 298, 302, 307)})
+	b := results("6.18.0", Scenario{Name: "dummy", Lines: lines(group, 450, 460, 455, 470, 452, 449)})
+	old, cur := write("old.txt", a), write("new.txt", b)
 
 	f, _ := os.Open(cur)
 	defer f.Close()
@@ -198,8 +255,8 @@ func TestBenchstat(t *testing.T) {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.Result:
 			n++
-			if v, ok := rec.Value("sec/op"); rec.Name.String() != group || rec.Iters != 1000 || !ok || v < 449e-9 { // benchfmt tidies ns/op
-				t.Errorf("read back %s %d %v", rec.Name, rec.Iters, rec.Values)
+			if v, ok := rec.Value("sec/op"); rec.Name.String() != group || rec.Iters != 1000 || !ok || v < 449e-9 || rec.GetConfig("cpu") != "Test CPU" { // benchfmt tidies ns/op
+				t.Errorf("read back %s %d %v, config %v", rec.Name, rec.Iters, rec.Values, rec.Config)
 			}
 		case *benchfmt.SyntaxError:
 			t.Errorf("syntax error: %v", rec)
@@ -215,5 +272,17 @@ func TestBenchstat(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^Delete/kind=dummy/strategy=group/n=1000\s.*\+4\d\.\d+% \(p=0\.002 n=6\)`).Match(out) {
 		t.Errorf("benchstat did not compare the kernels in one row:\n%s", out)
+	}
+
+	// Two kernels in one stream (check --vm-kernel A --vm-kernel B) carry a
+	// kernel: key, which benchstat -col kernel turns into the columns.
+	both := write("both.txt", a, b)
+	out, err = exec.Command("go", "tool", "benchstat", "-col", "kernel", both).CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat -col kernel: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`(?m)^\s+│\s+6\.1\.0\s+│\s+6\.18\.0\s`).Match(out) ||
+		!regexp.MustCompile(`(?m)^Delete/kind=dummy/strategy=group/n=1000\s.*\+4\d\.\d+% \(p=0\.002 n=6\)`).Match(out) {
+		t.Errorf("benchstat -col kernel did not put the two kernels side by side:\n%s", out)
 	}
 }

@@ -153,12 +153,14 @@ func WriteBenchstat(w io.Writer, kernelKey bool, results ...*Results) error {
 	for _, r := range results {
 		m := r.Meta
 		fmt.Fprintf(w, "devbulk %s on kernel %s, %s\n", m.Version, m.Kernel, m.Date)
-		res := &benchfmt.Result{}
-		res.SetConfig("goos", "linux")
-		res.SetConfig("cpu", m.CPUModel)
-		res.SetConfig("cpus", fmt.Sprint(m.CPUs))
+		// File configuration (File: true) is what the writer prints as
+		// "key: value" lines; SetConfig would make it internal, unwritten.
+		config := func(key, value string) benchfmt.Config {
+			return benchfmt.Config{Key: key, Value: []byte(value), File: true}
+		}
+		res := &benchfmt.Result{Config: []benchfmt.Config{config("goos", "linux"), config("cpu", m.CPUModel), config("cpus", fmt.Sprint(m.CPUs))}}
 		if kernelKey {
-			res.SetConfig("kernel", m.Kernel)
+			res.Config = append(res.Config, config("kernel", m.Kernel))
 		}
 		for _, s := range r.Scenarios {
 			for _, l := range s.Lines {

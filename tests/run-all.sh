@@ -18,8 +18,17 @@ fi
 apt-get update -qq
 # gcc and libc6-dev: `go test -race` needs cgo (without a C compiler no test
 # runs at all). bsdutils: script(1) for the progress-bar test on a pty.
+# linux-source-6.1 and python3: the kernel's own KTAP parser
+# (tools/testing/kunit/kunit.py) reads what `check --format ktap` writes.
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	iproute2 qemu-system-x86 busybox-static gcc libc6-dev bsdutils >/dev/null
+	iproute2 qemu-system-x86 busybox-static gcc libc6-dev bsdutils linux-source-6.1 python3 >/dev/null
+kunit=${XDG_CACHE_HOME:-$HOME/.cache}/devbulk/kunit-6.1
+if [ ! -f "$kunit/tools/testing/kunit/kunit.py" ]; then
+	rm -rf "$kunit.part" && mkdir -p "$kunit.part"
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$kunit.part" --strip-components=1 linux-source-6.1/tools/testing/kunit
+	rm -rf "$kunit" && mv "$kunit.part" "$kunit"
+fi
+export DEVBULK_KUNIT=$kunit/tools/testing/kunit/kunit.py
 
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then
