@@ -6,22 +6,53 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
+	"github.com/vishvananda/netns"
 )
 
-// Time 2000 ifb links created pipelined and deleted by group, in a throwaway
-// namespace.
-func ExampleBench() {
-	r, err := batch.Bench(context.Background(), batch.BenchOptions{
-		Kind:    devices.Ifb,
-		Counts:  []int{2000},
-		Create:  batch.CreatePipelined,
-		Deletes: []batch.DeleteStrategy{batch.DeleteGroup},
+// Create 1000 ifb links pipelined and delete them with one group request.
+// The example talks to nlbatch's fake kernel so that it runs anywhere; with
+// the real one, the Conn comes from nlbatch.Dial(ns, nlbatch.Options{}) in a
+// namespace of your own, and NS is that namespace.
+func ExampleCreateIn() {
+	kernel := &nlbatchtest.Kernel{}
+	kernel.Add(nlbatchtest.Link{Name: "lo"})
+	c := nlbatch.NewConn(kernel, 4<<20, 1<<20)
+	ctx := context.Background()
+
+	_, set, err := batch.CreateIn(ctx, c, batch.CreateOptions{
+		Kind:     devices.Ifb,
+		Devices:  devices.Options{Count: 1000, Prefix: "lab"},
+		Strategy: batch.CreatePipelined,
+		NS:       netns.None(),
 	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	for _, c := range r.Runs {
-		fmt.Printf("create %.3f ms/dev, delete %.3f ms/dev\n", c.Create.MsPerDevice, c.Delete.MsPerDevice)
+	// The group is random, chosen unused: the run's mark for a group delete.
+	fmt.Printf("created %d links, %s .. %s, all in the run's group: %t\n", len(set.Links),
+		set.Links[0].Name, set.Links[len(set.Links)-1].Name, inGroup(kernel, set.Group) == 1000)
+
+	p, err := batch.Delete(ctx, batch.Target{Conn: c, NS: netns.None()}, set, batch.DeleteGroup, batch.DeleteOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
+	fmt.Printf("%s delete: %d deleted, %d left; the kernel holds %d link\n",
+		p.Strategy, p.Deleted, len(p.Left), len(kernel.Links()))
+	// Output:
+	// created 1000 links, lab0 .. lab999, all in the run's group: true
+	// group delete: 1000 deleted, 0 left; the kernel holds 1 link
+}
+
+func inGroup(k *nlbatchtest.Kernel, group uint32) int {
+	n := 0
+	for _, l := range k.Links() {
+		if l.Group == group {
+			n++
+		}
+	}
+	return n
 }
