@@ -254,3 +254,49 @@ func TestModuleStrategyRefusesForeignDevices(t *testing.T) {
 	other.requirePresent(t, "a refused module delete", theirs)
 	s.requirePresent(t, "a refused module delete", rec.Links...)
 }
+
+// A create cancelled half-way (Ctrl-C in the CLI) undoes all of it: the
+// upper devices made so far, and the lower devices devbulk made for them;
+// the record goes too. vlan runs in the VM, macvlan here.
+func TestCancelledCreateUndoesLowers(t *testing.T) {
+	for _, kind := range []string{"vlan", "macvlan"} {
+		t.Run(kind, func(t *testing.T) {
+			k := needKind(t, kind)
+			s := newScratch(t)
+			before := s.links(t)
+			watch, err := s.ns.Dial()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer watch.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				for ctx.Err() == nil {
+					if _, err := watch.LinkByName("dbk100"); err == nil {
+						cancel()
+					}
+				}
+			}()
+			st := newStore(t)
+			_, rec, err := st.Create(ctx, s.conn, batch.CreateOptions{
+				Kind: k, Devices: devices.Options{Count: 30000, Prefix: "dbk"}, Strategy: batch.CreateSerial,
+				Lower: devices.LowerKind(probe), NS: s.ns.NS, Netns: "test",
+			}, s.inode(t))
+			if !errors.Is(err, context.Canceled) || rec != nil {
+				t.Fatalf("cancelled create: %v, record %v; want context.Canceled and no record", err, rec)
+			}
+			after := s.links(t)
+			if len(after) != len(before) {
+				var names []string
+				for _, l := range after {
+					names = append(names, l.Name)
+				}
+				t.Errorf("after the undo the namespace holds %d links, want %d: %v", len(after), len(before), names)
+			}
+			if recs, bad, err := st.Load(); len(recs) != 0 || len(bad) != 0 || err != nil {
+				t.Errorf("records left: %v %v %v", recs, bad, err)
+			}
+		})
+	}
+}

@@ -87,13 +87,14 @@ func bootVM(t *testing.T, k *vm.Kernel, init string, args ...string) (string, st
 
 // Every delete strategy on every focus kind (gretap included), and the
 // module strategy of every other kind, with the same checks as on the host
-// (all of the run gone, the test's own devices untouched), in the VM: the
-// module strategy runs nowhere else.
+// (all of the run gone, the test's own devices untouched), and a cancelled
+// vlan create (its lower devices undone), in the VM: the module strategy
+// runs nowhere else.
 func TestVMStrategies(t *testing.T) {
 	k := needVM(t)
 	bin := staticBinary(t, "./", true)
 	out, _ := bootVM(t, k, bin, "-test.v", "-test.run",
-		"^(TestDeleteStrategies|TestModuleStrategyRefusesForeignDevices|TestForeignUpperOnOurLowerIsRefused|TestLostAcksAgainstTheKernel)$/^(dummy|vlan|ipip|gre|gretap)$")
+		"^(TestDeleteStrategies|TestModuleStrategyRefusesForeignDevices|TestForeignUpperOnOurLowerIsRefused|TestLostAcksAgainstTheKernel|TestCancelledCreateUndoesLowers)$/^(dummy|vlan|ipip|gre|gretap)$")
 	modules, _ := bootVM(t, k, bin, "-test.v", "-test.run", "^TestDeleteStrategies$/^(bridge|ifb|macvlan|veth|vxlan)$/^module/")
 	out += modules
 	t.Log(out)
@@ -112,6 +113,9 @@ func TestVMStrategies(t *testing.T) {
 	}
 	if !strings.Contains(out, "--- PASS: TestDeleteStrategies/vlan/lower/") {
 		t.Error("no passing vlan/lower run in the VM")
+	}
+	if !strings.Contains(out, "--- PASS: TestCancelledCreateUndoesLowers/vlan") {
+		t.Error("no passing cancelled vlan create (lower devices undone) in the VM")
 	}
 	if !strings.Contains(out, "--- PASS: TestModuleStrategyRefusesForeignDevices") {
 		t.Error("the module strategy's refusal was not tested in the VM")
