@@ -33,10 +33,16 @@ type counts struct{ passed, skipped, failed int }
 // skip is a skipped test and the message it gave.
 type skip struct{ pkg, test, reason string }
 
+// guestLine is what the VM tests log of the test binary that ran as the
+// guest's init (guestRan in tests/vm_test.go): those tests are not events.
+var guestLine = regexp.MustCompile(`: in the VM: (\d+) passed, (\d+) skipped, (\d+) failed$`)
+
 // tally reads events and counts the tests' outcomes, and each skip with
 // its reason: the last "file_test.go:N: message" line the test printed.
+// The VM guests' own counts are summed under the package "(VM guests)".
 func tally(r io.Reader) (map[string]*counts, []skip, error) {
 	byPkg := map[string]*counts{}
+	guests := &counts{}
 	last := map[string]string{} // package/test → last t.Log/t.Skip message
 	var skips []skip
 	msg := regexp.MustCompile(`^\s+\S+_test\.go:\d+: (.*)$`)
@@ -58,8 +64,14 @@ func tally(r io.Reader) (map[string]*counts, []skip, error) {
 		}
 		switch e.Action {
 		case "output":
-			if m := msg.FindStringSubmatch(strings.TrimRight(e.Output, "\n")); m != nil {
+			line := strings.TrimRight(e.Output, "\n")
+			if m := msg.FindStringSubmatch(line); m != nil {
 				last[key] = m[1]
+			}
+			if m := guestLine.FindStringSubmatch(line); m != nil {
+				var p, s, f int
+				fmt.Sscan(m[1]+" "+m[2]+" "+m[3], &p, &s, &f)
+				guests.passed, guests.skipped, guests.failed = guests.passed+p, guests.skipped+s, guests.failed+f
 			}
 		case "pass":
 			c.passed++
@@ -70,8 +82,15 @@ func tally(r io.Reader) (map[string]*counts, []skip, error) {
 			skips = append(skips, skip{e.Package, e.Test, last[key]})
 		}
 	}
+	if *guests != (counts{}) {
+		byPkg[guestPkg] = guests
+	}
 	return byPkg, skips, sc.Err()
 }
+
+// guestPkg names the VM guests' row; it sorts after the packages and is
+// not part of "all" (a guest's tests ran inside one test of tests/).
+const guestPkg = "(VM guests)"
 
 // expected reads one regular expression a line; # starts a comment.
 func expected(path string) ([]*regexp.Regexp, error) {
@@ -107,12 +126,21 @@ func run(events io.Reader, allowed []*regexp.Regexp, w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "package\tran\tpassed\tskipped\tfailed\t")
 	var total counts
+	row := func(name string, c *counts) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", name, c.passed+c.failed, c.passed, c.skipped, c.failed)
+	}
 	for _, p := range pkgs {
+		if p == guestPkg {
+			continue
+		}
 		c := byPkg[p]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", p, c.passed+c.failed, c.passed, c.skipped, c.failed)
+		row(p, c)
 		total.passed, total.skipped, total.failed = total.passed+c.passed, total.skipped+c.skipped, total.failed+c.failed
 	}
-	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t%d\t\n", total.passed+total.failed, total.passed, total.skipped, total.failed)
+	row("all", &total)
+	if g := byPkg[guestPkg]; g != nil {
+		row(guestPkg, g)
+	}
 	tw.Flush()
 	var bad []string
 	for _, s := range skips {

@@ -14,6 +14,8 @@ const events = `{"Action":"run","Package":"p","Test":"TestA"}
 {"Action":"skip","Package":"p","Test":"TestB"}
 {"Action":"pass","Package":"p","Test":"TestC"}
 {"Action":"fail","Package":"q","Test":"TestD"}
+{"Action":"output","Package":"q","Test":"TestVM","Output":"    vm_test.go:101: in the VM: 48 passed, 0 skipped, 0 failed\n"}
+{"Action":"output","Package":"q","Test":"TestVM2","Output":"    vm_test.go:101: in the VM: 2 passed, 1 skipped, 1 failed\n"}
 `
 
 func TestUnexpectedSkipFails(t *testing.T) {
@@ -24,7 +26,7 @@ func TestUnexpectedSkipFails(t *testing.T) {
 		t.Errorf("err = %v, want TestB's skip (only) refused", err)
 	}
 	// ran counts pass and fail; skip is separate.
-	for _, row := range []string{"p    1       1        2       0", "q    1       0        0       1", "all    2       1        2       1"} {
+	for _, row := range []string{"p    1       1        2       0", "q    1       0        0       1", "all    2       1        2       1", "(VM guests) 51 50 1 1"} {
 		if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), strings.Join(strings.Fields(row), " ")) {
 			t.Errorf("summary lacks %q:\n%s", row, out.String())
 		}
