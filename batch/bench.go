@@ -33,7 +33,7 @@ type BenchOptions struct {
 	Compare bool
 	// TraceRCU counts the RCU waits and unregister batches of each delete
 	// phase (see package rcutrace); where the kernel cannot, Bench fails
-	// with ErrUnsupported before it starts.
+	// with devbulk.ErrNotSupported before it starts.
 	TraceRCU bool
 	// Progress, when set, receives one line per step.
 	Progress func(string)
@@ -59,7 +59,7 @@ func Bench(ctx context.Context, o BenchOptions) (*Report, error) {
 	if o.TraceRCU {
 		c, err := rcutrace.New()
 		if err != nil {
-			return r, fmt.Errorf("%w: --trace-rcu: %v", ErrUnsupported, err)
+			return r, fmt.Errorf("--trace-rcu: %w", err)
 		}
 		defer c.Close()
 		o.rcu = c

@@ -2,9 +2,6 @@ package batch
 
 import "errors"
 
-// ErrUnsupported marks what this kernel or machine cannot do (exit code 4).
-var ErrUnsupported = errors.New("unsupported here")
-
 // ErrConflict reports a request that clashes with what the namespace
 // already holds (a name in use, a missing parent). Nothing was created.
 var ErrConflict = errors.New("conflict")

@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"slices"
 
 	"github.com/devbulk/devbulk/devices"
@@ -18,9 +19,9 @@ func ModuleLoaded(k *devices.Kind) error {
 	loaded, err := kmod.Loaded(k.Module)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: %v, so %s cannot be unloaded", ErrUnsupported, err, k.Module)
+		return devbulk.NotSupported("%v, so %s cannot be unloaded", err, k.Module)
 	case !loaded:
-		return fmt.Errorf("%w: %s is built into this kernel or not loaded, so it cannot be unloaded", ErrUnsupported, k.Module)
+		return devbulk.NotSupported("%s is built into this kernel or not loaded, so it cannot be unloaded", k.Module)
 	}
 	return nil
 }
@@ -113,7 +114,7 @@ func deleteModule(s *Set, mod *devices.Kind, mine []nlbatch.Link, ours netns.NsH
 func unloadModule(k *devices.Kind) error {
 	err := kmod.Unload(k.Module)
 	if errors.Is(err, unix.EWOULDBLOCK) || errors.Is(err, unix.EBUSY) {
-		return fmt.Errorf("%w: %s is in use by something other than devbulk's devices: %v", ErrUnsupported, k.Module, err)
+		return devbulk.NotSupported("%s is in use by something other than devbulk's devices: %w", k.Module, err)
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"io"
 	"runtime"
 	"strings"
@@ -11,9 +12,6 @@ import (
 	"github.com/devbulk/devbulk/rcutrace"
 	"golang.org/x/sys/unix"
 )
-
-// Version is devbulk's version, recorded in every report.
-var Version = "dev"
 
 // Report is the result document of a bench: stable field names, documented
 // in the README. Durations are integer nanoseconds.
@@ -51,7 +49,7 @@ type Header struct {
 func NewHeader() Header {
 	var u unix.Utsname
 	_ = unix.Uname(&u)
-	return Header{Tool: "devbulk", Version: Version, Kernel: unix.ByteSliceToString(u.Release[:]),
+	return Header{Tool: "devbulk", Version: devbulk.Version(), Kernel: unix.ByteSliceToString(u.Release[:]),
 		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339)}
 }
 

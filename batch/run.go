@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"slices"
 	"strings"
 
@@ -131,7 +132,7 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 // named PREFIXl0.., of kind lower.
 func planLowers(k, lower *devices.Kind, count int, prefix string, group uint32, up bool) ([]devices.Link, error) {
 	if lower == nil {
-		return nil, fmt.Errorf("%w: %s needs a lower device kind (dummy or ifb)", ErrUnsupported, k.Name)
+		return nil, devbulk.NotSupported("%s needs a lower device kind (dummy or ifb)", k.Name)
 	}
 	return lower.Plan(devices.Options{Count: k.LowersNeeded(count), Prefix: prefix + "l", Group: group, Up: up})
 }

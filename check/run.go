@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"io"
 	"sort"
 
@@ -27,6 +28,9 @@ type RunOptions struct {
 	// Counter makes progress bars (see batch.BenchOptions).
 	Progress func(string)
 	Counter  func(label string, total int) func(done int)
+	// MountDir is where netns create scenarios keep their namespaces
+	// (see netnsbench.CreateOptions).
+	MountDir string
 }
 
 // Run runs the suite: the VM scenarios in one VM (a single boot), the
@@ -96,7 +100,7 @@ func runHere(ctx context.Context, sc ScenarioSpec, o RunOptions) Scenario {
 	default:
 		res.Lines, err = runNetns(ctx, sc, o)
 	}
-	if errors.Is(err, batch.ErrUnsupported) {
+	if errors.Is(err, devbulk.ErrNotSupported) {
 		res.Skip, err = err.Error(), nil
 	}
 	if err != nil {
@@ -118,7 +122,7 @@ func runBench(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, stri
 	for _, s := range sup {
 		works[s.Kind.Name] = s.OK
 		if s.Kind == o.Kind && !s.OK {
-			return nil, fmt.Sprintf("%s: %s", o.Kind.Name, s.Reason), nil
+			return nil, fmt.Sprintf("%s: %v", o.Kind.Name, s.Err), nil
 		}
 	}
 	for _, d := range o.Deletes {
@@ -161,7 +165,7 @@ func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, erro
 			r, err = netnsbench.Sequential(ctx, n.Count)
 		case "create":
 			o := n.create()
-			o.Counter = ro.Counter
+			o.Counter, o.MountDir = ro.Counter, ro.MountDir
 			r, err = netnsbench.Create(ctx, o)
 		}
 		if err != nil {

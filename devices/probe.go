@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"os"
 
 	"github.com/devbulk/devbulk/internal/nsthread"
@@ -14,9 +15,10 @@ import (
 
 // Support is whether this kernel can create a kind, and why not.
 type Support struct {
-	Kind   *Kind
-	OK     bool
-	Reason string // empty when OK
+	Kind *Kind
+	OK   bool
+	// Err says why not (nil when OK); it matches devbulk.ErrNotSupported.
+	Err error
 }
 
 // Probe tries to create one link of each kind (every kind when none are
@@ -68,7 +70,7 @@ func Probe(kinds ...*Kind) ([]Support, error) {
 			s.OK = true
 			ok[k.Name] = true
 		} else {
-			s.Reason = reason(k, err)
+			s.Err = notSupported(k, err)
 		}
 		out = append(out, s)
 	}
@@ -138,9 +140,9 @@ func loadModule(k *Kind) error {
 	return nil
 }
 
-func reason(k *Kind, err error) string {
+func notSupported(k *Kind, err error) error {
 	if errors.Is(err, unix.EOPNOTSUPP) {
-		return fmt.Sprintf("module %s loaded but the kind is still unknown; needs %s", k.Module, k.Config)
+		return devbulk.NotSupported("module %s loaded but the kind is still unknown; needs %s", k.Module, k.Config)
 	}
-	return err.Error()
+	return devbulk.NotSupported("%w", err)
 }

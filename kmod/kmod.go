@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,8 +17,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrNoModules reports a kernel that cannot load modules at all.
-var ErrNoModules = errors.New("this kernel has no loadable modules (no /proc/modules)")
+// ErrNoModules reports a kernel that cannot load modules at all (it
+// matches devbulk.ErrNotSupported).
+var ErrNoModules = devbulk.NotSupported("this kernel has no loadable modules (no /proc/modules)")
 
 // Index is a modules.dep: where each module is, and what it needs first.
 type Index struct {

@@ -13,7 +13,7 @@ import (
 )
 
 // CreateOptions describe `netns create`: Count namespaces made one after
-// the other and all kept, each bind-mounted under MountDir, with a veth
+// the other and all kept, each bind-mounted under o.MountDir, with a veth
 // pair to the run's parent namespace when Veth; then all released.
 type CreateOptions struct {
 	Count int
@@ -24,6 +24,9 @@ type CreateOptions struct {
 	SampleEvery time.Duration
 	// Counter, when set, makes a counter of the namespaces created.
 	Counter func(label string, total int) func(done int)
+	// MountDir is where the kept namespaces are bind-mounted (""
+	// DefaultMountDir); Cleanup(MountDir) removes a killed run's.
+	MountDir string
 }
 
 // Check refuses options out of range, before anything is made.
@@ -58,7 +61,7 @@ func Create(ctx context.Context, o CreateOptions) (*Report, error) {
 		}
 		defer parent.Close()
 	}
-	m, err := newMountRun()
+	m, err := newMountRun(mountDir(o.MountDir))
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,8 @@
 // not `unshare` processes, so devbulk's own cost stays small next to the
 // kernel's; the exec mode runs the classic shell form for comparison. Churn
 // namespaces are held only by devbulk's threads: if devbulk dies, the kernel
-// dismantles them all. Kept namespaces are bind mounts under MountDir, which
-// Cleanup removes after a crash. Namespaces with veth payloads pair with
+// dismantles them all. Kept namespaces are bind mounts under
+// DefaultMountDir (or a directory of the caller's), which Cleanup removes
+// after a crash. Namespaces with veth payloads pair with
 // a parent namespace devbulk made for the run, never the host's.
 package netnsbench

@@ -16,11 +16,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// MountDir holds the namespaces that `netns create` keeps alive by bind
-// mounts, as `ip netns add` does under /run/netns: one directory per run,
-// named after the devbulk process that made it, so that Cleanup can tell a
-// crashed run from a running one.
-var MountDir = "/run/devbulk/netns"
+// DefaultMountDir holds the namespaces that `netns create` keeps alive by
+// bind mounts, as `ip netns add` does under /run/netns: one directory per
+// run, named after the devbulk process that made it, so that Cleanup can
+// tell a crashed run from a running one. CreateOptions.MountDir and
+// Cleanup's dir name another.
+const DefaultMountDir = "/run/devbulk/netns"
+
+func mountDir(dir string) string {
+	if dir == "" {
+		return DefaultMountDir
+	}
+	return dir
+}
 
 // mountRun is one run's directory of bind-mounted namespaces. Beside the
 // mounts it holds two files that let Cleanup prove a mount is devbulk's
@@ -40,14 +48,14 @@ const (
 // iproute2 does for /run/netns: an unmount here then propagates to the
 // copies that later mount namespaces (`ip netns exec`, systemd units) took,
 // which would otherwise keep a namespace alive after devbulk released it.
-func newMountRun() (*mountRun, error) {
-	if err := os.MkdirAll(MountDir, 0o700); err != nil {
+func newMountRun(top string) (*mountRun, error) {
+	if err := os.MkdirAll(top, 0o700); err != nil {
 		return nil, err
 	}
-	if err := safefs.Dir(MountDir); err != nil {
+	if err := safefs.Dir(top); err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(MountDir, fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
+	dir := filepath.Join(top, fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -221,23 +229,25 @@ type CleanedRun struct {
 // Cleanup removes the bind-mounted namespaces of every `netns create` run
 // whose devbulk process is gone (killed before it could dismantle them).
 // Runs of a devbulk still running are left alone, and so is anything in a
-// run directory that devbulk did not make (see mountRun.remove).
-func Cleanup() ([]CleanedRun, error) {
-	ents, err := os.ReadDir(MountDir)
+// run directory that devbulk did not make (see mountRun.remove). dir is
+// where the runs were kept ("": DefaultMountDir).
+func Cleanup(dir string) ([]CleanedRun, error) {
+	top := mountDir(dir)
+	ents, err := os.ReadDir(top)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := safefs.Dir(MountDir); err != nil {
+	if err := safefs.Dir(top); err != nil {
 		return nil, err
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	var done []CleanedRun
 	var errs []error
 	for _, e := range ents {
-		dir := filepath.Join(MountDir, e.Name())
+		dir := filepath.Join(top, e.Name())
 		if e.Type()&os.ModeSymlink != 0 || !e.IsDir() {
 			continue
 		}

@@ -11,8 +11,8 @@ package rcutrace
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,8 +35,9 @@ const Batches = "unregister_calls"
 // batchFunctions are tried in order for Batches.
 var batchFunctions = []string{"unregister_netdevice_many_notify", "unregister_netdevice_many"}
 
-// ErrUnavailable reports a kernel or machine where the counts cannot be had.
-var ErrUnavailable = errors.New("RCU call counts unavailable")
+// ErrUnavailable reports a kernel or machine where the counts cannot be
+// had (it matches devbulk.ErrNotSupported).
+var ErrUnavailable = devbulk.NotSupported("RCU call counts unavailable")
 
 const (
 	tracefs = "/sys/kernel/tracing"

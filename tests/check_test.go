@@ -156,7 +156,7 @@ func TestKselftestWrapper(t *testing.T) {
 	suite := filepath.Join(dir, "suite.json")
 	os.WriteFile(suite, []byte(`{"name": "ksft", "scenarios": [{"name": "sequential", "netns": {"scenario": "sequential", "count": 20}}]}`), 0o644)
 	cmd := exec.Command("../kselftest/devbulk_check.sh")
-	cmd.Env = append(os.Environ(), "DEVBULK="+devbulk(t), "DEVBULK_SUITE="+suite, "DEVBULK_STATE_DIR="+dir)
+	cmd.Env = append(os.Environ(), "DEVBULK="+binary(t), "DEVBULK_SUITE="+suite, "DEVBULK_STATE_DIR="+dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "KTAP version 1\n") || !strings.Contains(string(out), "\n1..1\n") ||
 		!strings.Contains(string(out), "\nok 1 sequential\n") {

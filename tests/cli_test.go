@@ -20,8 +20,8 @@ import (
 	"github.com/devbulk/devbulk/runs"
 )
 
-// devbulk builds the command once per test binary.
-func devbulk(t *testing.T) string {
+// binary builds the devbulk command once per test binary.
+func binary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(os.TempDir(), fmt.Sprintf("devbulk-test-%d", os.Getpid()))
 	if _, err := os.Stat(bin); err != nil {
@@ -41,7 +41,7 @@ type result struct {
 // run runs devbulk with a private state directory.
 func run(t *testing.T, state string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(devbulk(t), args...)
+	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -151,7 +151,7 @@ func TestUnsupportedExitsFour(t *testing.T) {
 		}
 		checked = true
 		r := run(t, t.TempDir(), "bench", "--kind", kind, "--count", "10")
-		if r.code != 4 || !strings.Contains(r.stderr, "unsupported here: "+kind) {
+		if r.code != 4 || !strings.Contains(r.stderr, "this kernel cannot create "+kind+": ") {
 			t.Errorf("bench --kind %s: exit %d, stderr %q; want 4 and the reason", kind, r.code, r.stderr)
 		}
 	}
@@ -227,7 +227,7 @@ func TestCreateAndDeleteInNamedNetns(t *testing.T) {
 // collected, and does not wait for it.
 func start(t *testing.T, state string, args ...string) (*exec.Cmd, *strings.Builder) {
 	t.Helper()
-	cmd := exec.Command(devbulk(t), args...)
+	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
 	var stdout strings.Builder
 	cmd.Stdout = &stdout
@@ -426,7 +426,7 @@ func TestCurrentNetns(t *testing.T) {
 	state := t.TempDir()
 	ns := namedNetns(t)
 	inNetns := func(args ...string) result {
-		cmd := exec.Command("ip", append([]string{"netns", "exec", ns, devbulk(t)}, args...)...)
+		cmd := exec.Command("ip", append([]string{"netns", "exec", ns, binary(t)}, args...)...)
 		cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
@@ -488,7 +488,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	dir := t.TempDir()
 	for _, quiet := range []bool{false, true} {
 		out, tty := filepath.Join(dir, "out.json"), filepath.Join(dir, "tty")
-		cmd := fmt.Sprintf("%s bench --kind ifb --count 200 --delete serial --json > %s", devbulk(t), out)
+		cmd := fmt.Sprintf("%s bench --kind ifb --count 200 --delete serial --json > %s", binary(t), out)
 		if quiet {
 			cmd += " --quiet"
 		}
@@ -518,7 +518,7 @@ func TestExitCodesFromTheKernel(t *testing.T) {
 	needKind(t, "vxlan")
 	state := t.TempDir()
 	ns := namedNetns(t)
-	bin := devbulk(t)
+	bin := binary(t)
 	for _, args := range [][]string{
 		{"create", "--netns", ns, "--kind", "ifb", "--count", "3"},
 		{"bench", "--kind", "ifb", "--count", "3"},

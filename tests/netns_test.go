@@ -27,8 +27,7 @@ func TestNetnsScenarios(t *testing.T) {
 	if !probe[kind] {
 		t.Skipf("no %s devices on this kernel", kind)
 	}
-	defer func(dir string) { netnsbench.MountDir = dir }(netnsbench.MountDir)
-	netnsbench.MountDir = t.TempDir()
+	mounts := t.TempDir()
 	payload := func(s string) netnsbench.Payload {
 		p, err := netnsbench.ParsePayload(s)
 		if err != nil {
@@ -52,7 +51,7 @@ func TestNetnsScenarios(t *testing.T) {
 		{"churn-exec", churn(1, 10, "exec:ip link set lo up")},
 		{"sequential", func() (*netnsbench.Report, error) { return netnsbench.Sequential(ctx, 50) }},
 		{"create-veth", func() (*netnsbench.Report, error) {
-			return netnsbench.Create(ctx, netnsbench.CreateOptions{Count: 60, Veth: true, Step: 20})
+			return netnsbench.Create(ctx, netnsbench.CreateOptions{Count: 60, Veth: true, Step: 20, MountDir: mounts})
 		}},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
@@ -77,7 +76,7 @@ func TestNetnsScenarios(t *testing.T) {
 			}
 		})
 	}
-	if ents, _ := os.ReadDir(netnsbench.MountDir); len(ents) != 0 {
+	if ents, _ := os.ReadDir(mounts); len(ents) != 0 {
 		t.Errorf("%d entries left in the mount directory", len(ents))
 	}
 }
@@ -110,7 +109,7 @@ func TestNetnsChurnCompareExec(t *testing.T) {
 // 100 namespaces; it returns the command and the run's mount directory.
 func startNetnsCreate(t *testing.T, state string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(devbulk(t), "netns", "create", "--count", "20000")
+	cmd := exec.Command(binary(t), "netns", "create", "--count", "20000")
 	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

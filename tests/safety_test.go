@@ -411,7 +411,7 @@ func TestConcurrentCreatesBothSucceed(t *testing.T) {
 	errs := make(chan string, 2)
 	for _, prefix := range []string{"a", "b"} {
 		go func() {
-			cmd := exec.Command(devbulk(t), "create", "--netns", ns, "--kind", "ifb", "--count", "3000", "--prefix", prefix)
+			cmd := exec.Command(binary(t), "create", "--netns", ns, "--kind", "ifb", "--count", "3000", "--prefix", prefix)
 			cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
@@ -527,7 +527,7 @@ func TestSafetyBadInput(t *testing.T) {
 			code int
 			args []string
 			want string
-		}{4, []string{"netns", "churn", "--payload", "devices:dummy:2", "--workers", "1", "--per-worker", "2"}, "unsupported here: dummy"})
+		}{4, []string{"netns", "churn", "--payload", "devices:dummy:2", "--workers", "1", "--per-worker", "2"}, "this kernel cannot create dummy: "})
 	}
 	for _, c := range cases {
 		r := run(t, state, c.args...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"strings"
 	"testing"
 
@@ -140,7 +141,7 @@ func createRun(t *testing.T, s *scratch, k *devices.Kind, n int) (*runs.Store, *
 	return st, rec
 }
 
-// The module strategy is refused, with the "unsupported here" error, where
+// The module strategy is refused, with the "not supported here" error, where
 // the kind's module cannot be unloaded — and nothing is deleted.
 func TestModuleStrategyUnsupportedHere(t *testing.T) {
 	k := needKind(t, "ifb")
@@ -151,8 +152,8 @@ func TestModuleStrategyUnsupportedHere(t *testing.T) {
 	_, rec := createRun(t, s, k, 10)
 	set, _ := rec.Set(nil)
 	_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
-	if !errors.Is(err, batch.ErrUnsupported) {
-		t.Fatalf("module delete: %v, want ErrUnsupported", err)
+	if !errors.Is(err, devbulk.ErrNotSupported) {
+		t.Fatalf("module delete: %v, want ErrNotSupported", err)
 	}
 	s.requirePresent(t, "a refused module strategy", rec.Links...)
 }

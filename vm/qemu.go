@@ -3,8 +3,8 @@ package vm
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"io"
 	"os"
 	"os/exec"
@@ -36,8 +36,9 @@ type Config struct {
 	Files map[string][]byte
 }
 
-// ErrNoQemu reports that qemu is not installed.
-var ErrNoQemu = errors.New("qemu-system-x86_64 not found (apt-get install qemu-system-x86)")
+// ErrNoQemu reports that qemu is not installed (it matches
+// devbulk.ErrNotSupported).
+var ErrNoQemu = devbulk.NotSupported("qemu-system-x86_64 not found (apt-get install qemu-system-x86)")
 
 // qemuBinary is the emulator devbulk runs.
 const qemuBinary = "qemu-system-x86_64"

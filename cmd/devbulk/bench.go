@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"github.com/devbulk/devbulk"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/charts"
@@ -101,7 +101,7 @@ func bench(c *cli.Context) error {
 	}
 	if k == nil {
 		if k = devices.LowerKind(works); k == nil { // dummy, else ifb: the cheapest kinds
-			return fmt.Errorf("%w: neither dummy nor ifb can be created here; pick a kind with --kind (see devbulk kinds)", batch.ErrUnsupported)
+			return devbulk.NotSupported("neither dummy nor ifb can be created here; pick a kind with --kind (see devbulk kinds)")
 		}
 	}
 	if err := requireKind(k, sup); err != nil {

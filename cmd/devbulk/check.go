@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
 
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/vm"
@@ -107,7 +107,7 @@ func runCheck(c *cli.Context) error {
 		}
 		vms = append(vms, k)
 	}
-	o := check.RunOptions{Progress: progress(c), Counter: counter(c)}
+	o := check.RunOptions{Progress: progress(c), Counter: counter(c), MountDir: mountDir()}
 	if len(vms) == 0 {
 		if err := needNetAdmin(); err != nil {
 			return err
@@ -199,7 +199,7 @@ func needsVM(s *check.Suite) bool {
 // missing (exit 4), or that the kernel is not there (exit 2).
 func checkVM(spec string) (*vm.Kernel, error) {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
-		return nil, fmt.Errorf("%w: %v", batch.ErrUnsupported, vm.ErrNoQemu)
+		return nil, vm.ErrNoQemu
 	}
 	path, modules, _ := strings.Cut(spec, ":")
 	k, err := guestKernel(path, modules)
@@ -240,7 +240,7 @@ func checkOutcome(ch *check.Check) error {
 	case check.ExitFail:
 		return &exitError{exitFailed, errCheckFailed}
 	case check.ExitSkip:
-		return fmt.Errorf("%w: no scenario could run here", batch.ErrUnsupported)
+		return devbulk.NotSupported("no scenario could run here")
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ func cleanupCommand() *cli.Command {
 				fmt.Fprintln(c.App.Writer, d.What)
 				errs = append(errs, d.Err)
 			}
-			runs, err := netnsbench.Cleanup()
+			runs, err := netnsbench.Cleanup(mountDir())
 			errs = append(errs, err)
 			for _, r := range runs {
 				fmt.Fprintf(c.App.Writer, "netns create run %s: released %d namespaces\n", r.Dir, r.Namespaces)

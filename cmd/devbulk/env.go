@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk/netnsbench"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/runs"
 	"github.com/devbulk/devbulk/vm"
@@ -57,7 +58,7 @@ func support(kinds ...*devices.Kind) (map[string]bool, []devices.Support, error)
 func requireKind(k *devices.Kind, sup []devices.Support) error {
 	for _, s := range sup {
 		if s.Kind == k && !s.OK {
-			return fmt.Errorf("%w: %s: %s", batch.ErrUnsupported, k.Name, s.Reason)
+			return fmt.Errorf("this kernel cannot create %s: %w", k.Name, s.Err)
 		}
 	}
 	return nil
@@ -101,6 +102,15 @@ func stateDir() string {
 		return dir
 	}
 	return runs.DefaultDir
+}
+
+// mountDir is where `netns create` keeps its namespaces: under the state
+// directory when DEVBULK_STATE_DIR names one, else netnsbench's default.
+func mountDir() string {
+	if dir := os.Getenv("DEVBULK_STATE_DIR"); dir != "" {
+		return filepath.Join(dir, "netns")
+	}
+	return netnsbench.DefaultMountDir
 }
 
 // openStore opens the record store; an unsafe directory is refused.

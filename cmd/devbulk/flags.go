@@ -80,7 +80,7 @@ func deviceOptions(c *cli.Context, k *devices.Kind, prefix string, count int) (d
 
 func workers(c *cli.Context) (int, error) { return intFlag(c, "workers", 1, 64) }
 
-// modulesUnloadable fails with "unsupported here" when a module strategy is
+// modulesUnloadable fails with ErrNotSupported when a module strategy is
 // asked for a kind whose module cannot be unloaded (after probing, which may
 // have loaded it).
 func modulesUnloadable(k *devices.Kind, ds []batch.DeleteStrategy) error {

@@ -27,7 +27,7 @@ func kindsCommand() *cli.Command {
 			for _, s := range sup {
 				here := "yes"
 				if !s.OK {
-					here = "no: " + s.Reason
+					here = "no: " + s.Err.Error()
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Kind.Name, s.Kind.Module, here)
 			}

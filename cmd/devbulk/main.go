@@ -7,14 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/devbulk/devbulk/batch"
-	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/runs"
 	"github.com/devbulk/devbulk/vm"
 	"github.com/urfave/cli/v2"
@@ -30,12 +28,6 @@ const (
 )
 
 func main() {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		batch.Version = info.Main.Version
-	}
-	if dir := os.Getenv("DEVBULK_STATE_DIR"); dir != "" {
-		netnsbench.MountDir = filepath.Join(dir, "netns")
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp()
@@ -49,7 +41,7 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:    "devbulk",
 		Usage:   "create thousands of virtual network devices and time every way the kernel tears them down",
-		Version: batch.Version,
+		Version: devbulk.Version(),
 		Commands: []*cli.Command{
 			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(), checkCommand(), plotCommand(),
 		},
@@ -106,7 +98,7 @@ func exitCode(ctx context.Context, err error) int {
 		return exitInterrupted
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, batch.ErrUnsupported):
+	case errors.Is(err, devbulk.ErrNotSupported):
 		return exitUnsupported
 	case errors.Is(err, batch.ErrConflict), errors.Is(err, batch.ErrNotApplicable), errors.Is(err, runs.ErrBadNetns):
 		return exitUsage

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/kmod"
+	"github.com/devbulk/devbulk/rcutrace"
+	"github.com/devbulk/devbulk/vm"
 	"strings"
 	"testing"
 
@@ -55,7 +59,10 @@ func TestExitCodes(t *testing.T) {
 		{context.Background(), fmt.Errorf("x: %w", batch.ErrConflict), 2},
 		{context.Background(), fmt.Errorf("x: %w", batch.ErrNotApplicable), 2},
 		{context.Background(), fmt.Errorf("x: %w", runs.ErrBadNetns), 2},
-		{context.Background(), fmt.Errorf("x: %w", batch.ErrUnsupported), 4},
+		{context.Background(), fmt.Errorf("x: %w", devbulk.ErrNotSupported), 4},
+		{context.Background(), fmt.Errorf("x: %w", vm.ErrNoQemu), 4},
+		{context.Background(), fmt.Errorf("x: %w", kmod.ErrNoModules), 4},
+		{context.Background(), fmt.Errorf("x: %w", rcutrace.ErrUnavailable), 4},
 		{context.Background(), fmt.Errorf("x: %w", runs.ErrRunning), 1},
 		{cancelled, errors.New("context canceled"), 130},
 		{context.Background(), &exitError{code: 3, err: errSilent}, 3},

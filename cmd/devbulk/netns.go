@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
+	"github.com/devbulk/devbulk"
 	"os/exec"
 
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/urfave/cli/v2"
@@ -31,7 +31,7 @@ func netnsCommand() *cli.Command {
 			},
 			{
 				Name: "create",
-				Usage: "create and keep N namespaces (bind-mounted under " + netnsbench.MountDir + "), with the creation rate every K, " +
+				Usage: "create and keep N namespaces (bind-mounted under " + netnsbench.DefaultMountDir + "), with the creation rate every K, " +
 					"then release them all and time the drain",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"},
@@ -75,7 +75,7 @@ func churn(c *cli.Context) error {
 		}
 		for _, prog := range []string{"unshare", "sh", "ip"} {
 			if _, err := exec.LookPath(prog); err != nil {
-				return fmt.Errorf("%w: --compare exec runs `unshare -n sh -c 'ip link set lo up'`: %v", batch.ErrUnsupported, err)
+				return devbulk.NotSupported("--compare exec runs `unshare -n sh -c 'ip link set lo up'`: %w", err)
 			}
 		}
 	default:
@@ -134,7 +134,7 @@ func netnsCreate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o := netnsbench.CreateOptions{Count: n, Veth: c.Bool("veth"), Counter: counter(c)}
+	o := netnsbench.CreateOptions{Count: n, Veth: c.Bool("veth"), Counter: counter(c), MountDir: mountDir()}
 	if c.IsSet("step") {
 		if o.Step, err = intFlag(c, "step", 1, n); err != nil {
 			return err

@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/vm"
 	"github.com/urfave/cli/v2"
@@ -70,9 +69,6 @@ func vmAction(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	code, err := vm.Run(ctx, cfg, args, c.App.Writer, c.App.ErrWriter)
-	if errors.Is(err, vm.ErrNoQemu) {
-		return fmt.Errorf("%w: %v", batch.ErrUnsupported, err)
-	}
 	if err != nil {
 		return err
 	}

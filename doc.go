@@ -1,0 +1,18 @@
+// Package devbulk holds what every devbulk package shares: the one error
+// that says "not here". The work is in the packages below it:
+//
+//	nlbatch      a NETLINK_ROUTE socket for bulk work: many requests per
+//	             sendmsg, one result per request, lost ACKs told apart
+//	nlbatch/nlbatchtest  a fake kernel for unit tests of code on nlbatch
+//	devices      the link kinds: requirements, names, RTM_NEWLINK requests,
+//	             what this kernel can create
+//	batch        create a run's devices and delete them by each strategy,
+//	             measuring every phase
+//	runs         the records that outlive a process: create, delete and
+//	             clean up by record, the --netns resolver
+//	netnsbench   network-namespace churn and teardown
+//	check        regression checks: suites, results, comparisons, KTAP
+//	vm, kmod, rcutrace, charts  the VM, module loading, RCU counts, SVG
+//
+// The command line (cmd/devbulk) only parses, calls these and prints.
+package devbulk
