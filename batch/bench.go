@@ -167,11 +167,11 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (c Cycl
 		return c, err
 	}
 	defer st.release()
+	var progress func(int)
 	if o.Counter != nil {
-		st.conn.Progress = o.Counter(fmt.Sprintf("N=%d create", n), n)
+		progress = o.Counter(fmt.Sprintf("N=%d create", n), n)
 	}
-	p, ok, err := Create(ctx, st.conn, st.links, o.Create)
-	st.conn.Progress = nil
+	p, ok, err := Create(ctx, st.conn, st.links, o.Create, progress)
 	c.Create = p
 	if err != nil {
 		return c, err

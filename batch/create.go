@@ -12,7 +12,9 @@ import (
 // Create sends the requests that create links and measures the phase. A
 // request whose ACK was lost counts as created only when a lookup finds the
 // link with the run's group. ok[i] reports whether links[i] exists.
-func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, s CreateStrategy) (p Phase, ok []bool, err error) {
+// progress, when not nil, gets the number of links requested so far, once
+// per sendmsg.
+func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, s CreateStrategy, progress func(done int)) (p Phase, ok []bool, err error) {
 	p = Phase{Phase: "create", Tool: "devbulk", Strategy: string(s), Devices: len(links)}
 	window := 0 // Conn's: fits the receive buffer
 	if s == CreateSerial {
@@ -23,11 +25,7 @@ func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, s Create
 	for i := range links {
 		reqs[i] = links[i].Message()
 	}
-	res, st, err := c.Execute(ctx, reqs, window)
-	// The caller's progress hook counts the creations, not the lookups below.
-	hook := c.Progress
-	c.Progress = nil
-	defer func() { c.Progress = hook }()
+	res, st, err := c.ExecuteWith(ctx, reqs, nlbatch.ExecOptions{Window: window, Progress: progress})
 	if err != nil {
 		return p, nil, err
 	}

@@ -139,7 +139,7 @@ func TestCreateSettlesLostAcks(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.LoseAck = func(typ uint16, _ uint32) bool { return typ == unix.RTM_NEWLINK }
-	p, ok, err := Create(context.Background(), nlbatch.NewConn(k, 1<<20, 1<<20), links, CreatePipelined)
+	p, ok, err := Create(context.Background(), nlbatch.NewConn(k, 1<<20, 1<<20), links, CreatePipelined, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

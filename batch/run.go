@@ -106,7 +106,7 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 			return undo(err)
 		}
 	}
-	p, ok, err := Create(ctx, c, links, o.Strategy)
+	p, ok, err := Create(ctx, c, links, o.Strategy, nil)
 	switch {
 	case err != nil:
 		return undo(err)
@@ -140,7 +140,7 @@ func planLowers(k, lower *devices.Kind, count int, prefix string, group uint32, 
 // createLowers creates planned lower devices and returns them, in order,
 // with their ifindexes.
 func createLowers(ctx context.Context, c *nlbatch.Conn, lowers []devices.Link) ([]devices.Lower, error) {
-	p, ok, err := Create(ctx, c, lowers, CreatePipelined)
+	p, ok, err := Create(ctx, c, lowers, CreatePipelined, nil)
 	if err != nil {
 		return nil, err
 	}

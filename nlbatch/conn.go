@@ -50,10 +50,6 @@ type Conn struct {
 	sndbuf int
 	window int    // current default window, shrunk after overruns
 	buf    []byte // from bufs until Close
-	// Progress, when set, is called by Execute after each datagram's
-	// replies, with the number of the call's requests answered so far: for
-	// progress bars over long one-by-one runs.
-	Progress func(answered int)
 }
 
 // CurrentNetns names the process's own network namespace in Dial.

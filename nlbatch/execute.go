@@ -54,6 +54,22 @@ type Stats struct {
 // are marked unsent with ctx's error. The returned error is only for a broken
 // socket; per-request failures are in the results.
 func (c *Conn) Execute(ctx context.Context, reqs [][]byte, window int) ([]Result, Stats, error) {
+	return c.ExecuteWith(ctx, reqs, ExecOptions{Window: window})
+}
+
+// ExecOptions tune one ExecuteWith call.
+type ExecOptions struct {
+	// Window is the requests per sendmsg (0: Conn.Window), as in Execute.
+	Window int
+	// Progress, when set, is called after each datagram's replies with the
+	// number of requests answered so far: for progress bars over long
+	// one-by-one runs.
+	Progress func(answered int)
+}
+
+// ExecuteWith is Execute with options.
+func (c *Conn) ExecuteWith(ctx context.Context, reqs [][]byte, o ExecOptions) ([]Result, Stats, error) {
+	window := o.Window
 	auto := window <= 0
 	if auto {
 		window = c.window
@@ -120,8 +136,8 @@ func (c *Conn) Execute(ctx context.Context, reqs [][]byte, window int) ([]Result
 			}
 		}
 		i = end
-		if c.Progress != nil {
-			c.Progress(end)
+		if o.Progress != nil {
+			o.Progress(end)
 		}
 	}
 	st.LastWindow = window

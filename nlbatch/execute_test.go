@@ -208,8 +208,8 @@ func TestExecuteReportsProgressPerDatagram(t *testing.T) {
 	f := withLinks(1 << 20)
 	c := NewConn(f, 1<<20, 1<<20)
 	var seen []int
-	c.Progress = func(n int) { seen = append(seen, n) }
-	if _, _, err := c.Execute(context.Background(), requests(5), 2); err != nil {
+	progress := func(n int) { seen = append(seen, n) }
+	if _, _, err := c.ExecuteWith(context.Background(), requests(5), ExecOptions{Window: 2, Progress: progress}); err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(seen) != "[2 4 5]" {

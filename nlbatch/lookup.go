@@ -39,10 +39,6 @@ func (c *Conn) LinksByName(ctx context.Context, names []string) ([]Link, []error
 }
 
 func (c *Conn) lookup(ctx context.Context, reqs [][]byte) ([]Link, []error, error) {
-	// Progress hooks count the caller's own requests, not lookups.
-	hook := c.Progress
-	c.Progress = nil
-	defer func() { c.Progress = hook }()
 	res, _, err := c.Execute(ctx, reqs, max(1, min(c.window, c.rcvbuf/replyTruesize)))
 	if err != nil {
 		return nil, nil, err

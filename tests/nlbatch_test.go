@@ -56,7 +56,7 @@ func TestLostAcksAgainstTheKernel(t *testing.T) {
 	}
 
 	// The second half through batch.Create: lost ACKs are settled by lookup.
-	p, ok, err := batch.Create(context.Background(), small, links[1000:], batch.CreatePipelined)
+	p, ok, err := batch.Create(context.Background(), small, links[1000:], batch.CreatePipelined, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
