@@ -99,6 +99,9 @@ type Link struct {
 	Remote    netip.Addr // ipip, gre, gretap
 	VNI       uint32     // vxlan
 	Peer      string     // veth
+	// PeerNetns, when set, is a namespace fd the veth peer is created in
+	// (IFLA_NET_NS_FD): a container's eth0 paired with the host side.
+	PeerNetns int
 }
 
 // Message returns the RTM_NEWLINK request that creates l, laid out as

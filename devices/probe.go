@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"os"
+
+	"github.com/devbulk/devbulk"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/kmod"
 	"github.com/devbulk/devbulk/nlbatch"
-	"golang.org/x/sys/unix"
 )
 
 // Support is whether this kernel can create a kind, and why not.
@@ -85,7 +87,7 @@ func probeOne(c *nlbatch.Conn, k *Kind, name string, ok map[string]bool) error {
 			return errors.New("no kind usable as lower device (dummy or ifb)")
 		}
 		lower := Link{Kind: lk, Name: name + "l"}
-		if err := create(c, &lower); err != nil {
+		if err := c.Do(context.Background(), lower.Message()); err != nil {
 			return fmt.Errorf("lower device: %w", err)
 		}
 		l, err := c.LinkByName(lower.Name)
@@ -98,15 +100,7 @@ func probeOne(c *nlbatch.Conn, k *Kind, name string, ok map[string]bool) error {
 	if err != nil {
 		return err
 	}
-	return create(c, &links[0])
-}
-
-func create(c *nlbatch.Conn, l *Link) error {
-	res, _, err := c.Execute(context.Background(), [][]byte{l.Message()}, 1)
-	if err != nil {
-		return err
-	}
-	return res[0].Err
+	return c.Do(context.Background(), links[0].Message())
 }
 
 // LowerKind picks the kind devbulk creates as lower devices, among those

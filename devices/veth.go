@@ -15,6 +15,9 @@ var Veth = register(&Kind{
 		peer := data.AddRtAttr(nl.VETH_INFO_PEER, nil)
 		nl.NewIfInfomsgChild(peer, unix.AF_UNSPEC)
 		peer.AddRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(l.Peer))
+		if l.PeerNetns > 0 {
+			peer.AddRtAttr(unix.IFLA_NET_NS_FD, nl.Uint32Attr(uint32(l.PeerNetns)))
+		}
 	},
 	ipArgs: func(l *Link) string { return "peer name " + l.Peer },
 })

@@ -6,12 +6,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/devbulk/devbulk/devices"
-	"github.com/devbulk/devbulk/internal/child"
-	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/child"
+	"github.com/devbulk/devbulk/nlbatch"
 )
 
 // Payload is what each namespace gets before it is released.
@@ -79,11 +80,7 @@ func loUp(netns.NsHandle, int) error {
 	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
 	msg.Index, msg.Flags, msg.Change = 1, unix.IFF_UP, unix.IFF_UP // lo is ifindex 1 in every namespace
 	req.AddData(msg)
-	res, _, err := c.Execute(context.Background(), [][]byte{req.Serialize()}, 1)
-	if err != nil {
-		return err
-	}
-	return res[0].Err
+	return c.Do(context.Background(), req.Serialize())
 }
 
 func create(links []devices.Link) error {
@@ -116,22 +113,8 @@ func vethToParent(parent netns.NsHandle, seq int) error {
 		return err
 	}
 	defer c.Close()
-	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, unix.NLM_F_CREATE|unix.NLM_F_EXCL)
-	req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
-	req.AddData(nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated("eth0")))
-	info := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
-	info.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated("veth"))
-	data := info.AddRtAttr(unix.IFLA_INFO_DATA, nil)
-	peer := data.AddRtAttr(nl.VETH_INFO_PEER, nil)
-	nl.NewIfInfomsgChild(peer, unix.AF_UNSPEC)
-	peer.AddRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(fmt.Sprintf("v%d", seq)))
-	peer.AddRtAttr(unix.IFLA_NET_NS_FD, nl.Uint32Attr(uint32(parent)))
-	req.AddData(info)
-	res, _, err := c.Execute(context.Background(), [][]byte{req.Serialize()}, 1)
-	if err != nil {
-		return err
-	}
-	return res[0].Err
+	l := devices.Link{Kind: devices.Veth, Name: "eth0", Peer: fmt.Sprintf("v%d", seq), PeerNetns: int(parent)}
+	return c.Do(context.Background(), l.Message())
 }
 
 // run runs a shell command, which inherits the locked thread's namespace

@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/vm"
 	"github.com/devbulk/devbulk/vm/vmtest"
-	"golang.org/x/sys/unix"
 )
 
 // probe holds what this kernel can create, probed once.
@@ -94,11 +95,7 @@ func newScratch(t *testing.T) *scratch {
 // add creates one link the test owns (devbulk did not create it).
 func (s *scratch) add(t *testing.T, l devices.Link) nlbatch.Link {
 	t.Helper()
-	res, _, err := s.conn.Execute(context.Background(), [][]byte{l.Message()}, 1)
-	if err == nil {
-		err = res[0].Err
-	}
-	if err != nil {
+	if err := s.conn.Do(context.Background(), l.Message()); err != nil {
 		t.Fatalf("creating %s: %v", l.Name, err)
 	}
 	got, err := s.conn.LinkByName(l.Name)
@@ -110,11 +107,7 @@ func (s *scratch) add(t *testing.T, l devices.Link) nlbatch.Link {
 
 func (s *scratch) setGroup(t *testing.T, l nlbatch.Link, group uint32) {
 	t.Helper()
-	res, _, err := s.conn.Execute(context.Background(), [][]byte{nlbatch.SetGroupRequest(l.Index, group)}, 1)
-	if err == nil {
-		err = res[0].Err
-	}
-	if err != nil {
+	if err := s.conn.Do(context.Background(), nlbatch.SetGroupRequest(l.Index, group)); err != nil {
 		t.Fatal(err)
 	}
 }
