@@ -10,8 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netns"
+
+	"github.com/devbulk/devbulk/nlbatch"
 )
 
 // Target is the namespace a set lives in.
@@ -264,7 +265,7 @@ func (s *Set) settle(c *nlbatch.Conn, confirmed map[int32]bool, gone []Leftover,
 	s.Links, s.Lowers = keep(s.Links), keep(s.Lowers)
 	p.Failed = p.Devices - p.Deleted
 	p.Settled = true
-	p.rates()
+	p.FillRates()
 	return nil
 }
 
@@ -548,6 +549,6 @@ func deleteNetns(ctx context.Context, t Target, p *Phase) error {
 	p.DrainMethod = DrainMethod
 	p.DrainNS = done.Sub(m.start).Nanoseconds()
 	p.WallNS = p.DrainNS
-	p.rates()
+	p.FillRates()
 	return nil
 }

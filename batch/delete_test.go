@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // fakeRun is a kernel holding n ifb links of a run in group 7 (and lo), the

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/vishvananda/netns"
+
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
-	"github.com/vishvananda/netns"
 )
 
 // Create 1000 ifb links pipelined and delete them with one group request.

@@ -5,8 +5,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/devbulk/devbulk/internal/result"
+
 	"github.com/devbulk/devbulk/nlbatch"
-	"golang.org/x/sys/unix"
 )
 
 // Phase is the measurement of one create or delete phase.
@@ -71,13 +72,13 @@ type Latency struct {
 
 // meter measures the wall and CPU time of a phase done by this process.
 type meter struct {
-	start time.Time
-	ru    unix.Rusage
+	start     time.Time
+	user, sys int64
 }
 
 func startMeter() meter {
 	m := meter{}
-	_ = unix.Getrusage(unix.RUSAGE_SELF, &m.ru)
+	m.user, m.sys = result.CPU(false)
 	m.start = time.Now()
 	return m
 }
@@ -85,23 +86,18 @@ func startMeter() meter {
 // stop fills the phase's times and rates.
 func (m meter) stop(p *Phase) {
 	wall := time.Since(m.start)
-	var ru unix.Rusage
-	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
-	p.WallNS = wall.Nanoseconds()
-	p.UserNS = tvDiff(ru.Utime, m.ru.Utime)
-	p.SysNS = tvDiff(ru.Stime, m.ru.Stime)
-	p.rates()
+	user, sys := result.CPU(false)
+	p.WallNS, p.UserNS, p.SysNS = wall.Nanoseconds(), user-m.user, sys-m.sys
+	p.FillRates()
 }
 
-func (p *Phase) rates() {
+// FillRates derives DevicesPerSec and MsPerDevice from the wall time and
+// the devices done (Devices minus Failed).
+func (p *Phase) FillRates() {
 	if n := p.Devices - p.Failed; n > 0 && p.WallNS > 0 {
 		p.DevicesPerSec = float64(n) / (float64(p.WallNS) / 1e9)
 		p.MsPerDevice = float64(p.WallNS) / 1e6 / float64(n)
 	}
-}
-
-func tvDiff(a, b unix.Timeval) int64 {
-	return (a.Sec-b.Sec)*1e9 + int64(a.Usec-b.Usec)*1e3
 }
 
 // latencies summarizes the latencies of the requests that got an answer.

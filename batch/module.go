@@ -3,14 +3,16 @@ package batch
 import (
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"slices"
+
+	"github.com/devbulk/devbulk"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/kmod"
 	"github.com/devbulk/devbulk/nlbatch"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // ModuleLoaded reports whether the kind's module is loaded as a module, or
@@ -119,9 +121,9 @@ func unloadModule(k *devices.Kind) error {
 	return err
 }
 
-// reloadModule loads a kind's module again after a module delete, so the
-// next cycle can create the kind.
-func reloadModule(k *devices.Kind) error {
+// ReloadModule loads a kind's module again after a module delete, so that
+// the kind can be created again (a bench's next cycle).
+func ReloadModule(k *devices.Kind) error {
 	ix, err := kmod.Open(kmod.Dir())
 	if err != nil {
 		return fmt.Errorf("reloading %s: %w", k.Module, err)

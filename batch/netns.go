@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vishvananda/netns"
+
 	"github.com/devbulk/devbulk/internal/netnsstat"
 	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/nlbatch"
-	"github.com/vishvananda/netns"
 )
 
 // Namespace is a throwaway network namespace dedicated to one run. Only

@@ -8,9 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/nlbatch"
 )
 
 // namespaces finds every network namespace reachable from /proc: those of

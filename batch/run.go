@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"slices"
 	"strings"
 
+	"github.com/devbulk/devbulk"
+
+	"github.com/vishvananda/netns"
+
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
-	"github.com/vishvananda/netns"
 )
 
 // CreateOptions describe a create for scripted use in an existing namespace.
@@ -115,7 +117,7 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 	case !all(ok):
 		return undo(fmt.Errorf("%d of %d links not created, first errors: %s", p.Failed, len(links), strings.Join(p.Errors, "; ")))
 	}
-	if err := set.Record(c, linkNames(links), linkNames(lowers)); err != nil {
+	if err := set.Record(c, devices.LinkNames(links), devices.LinkNames(lowers)); err != nil {
 		return undo(err)
 	}
 	if len(set.Links) != len(links) || len(set.Lowers) != len(lowers) {
@@ -126,6 +128,26 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 		return undo(err)
 	}
 	return p, set, nil
+}
+
+// PrepareLowers creates the lower devices that count links of kind k need,
+// of kind lower, named PREFIXl0.., in group, and returns them for
+// devices.Options.Lowers: a bench makes them before the phase it measures.
+func PrepareLowers(ctx context.Context, c *nlbatch.Conn, k, lower *devices.Kind, count int, prefix string, group uint32, up bool) ([]devices.Lower, error) {
+	lowers, err := planLowers(k, lower, count, prefix, group, up)
+	if err != nil {
+		return nil, err
+	}
+	return createLowers(ctx, c, lowers)
+}
+
+func all(ok []bool) bool {
+	for _, b := range ok {
+		if !b {
+			return false
+		}
+	}
+	return true
 }
 
 // planLowers plans the lower devices that count links of kind k need,
@@ -150,7 +172,7 @@ func createLowers(ctx context.Context, c *nlbatch.Conn, lowers []devices.Link) (
 	if !all(ok) {
 		return nil, fmt.Errorf("creating lower devices: %s", strings.Join(p.Errors, "; "))
 	}
-	now, errs, err := c.LinksByName(ctx, linkNames(lowers))
+	now, errs, err := c.LinksByName(ctx, devices.LinkNames(lowers))
 	if err != nil {
 		return nil, err
 	}
@@ -221,12 +243,4 @@ func findName(links []nlbatch.Link, name string) (nlbatch.Link, bool) {
 		}
 	}
 	return nlbatch.Link{}, false
-}
-
-func linkNames(links []devices.Link) []string {
-	out := make([]string, len(links))
-	for i := range links {
-		out[i] = links[i].Name
-	}
-	return out
 }

@@ -8,9 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
-	"golang.org/x/sys/unix"
 )
 
 // Set is what one run created in one namespace, and so what it may delete.
@@ -116,6 +117,13 @@ func (s *Set) split(devs []nlbatch.Link) (uppers, lowers []nlbatch.Link) {
 		}
 	}
 	return uppers, lowers
+}
+
+// Present looks the set's links up and returns those that are still the
+// set's (a bench checks that a delete by another tool left none).
+func (s *Set) Present(ctx context.Context, c *nlbatch.Conn) ([]nlbatch.Link, error) {
+	mine, _, err := s.check(ctx, c, s.Links)
+	return mine, err
 }
 
 // check looks each of devs up by ifindex (atomic lookups, never

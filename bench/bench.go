@@ -1,24 +1,26 @@
-package batch
+package bench
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/rcutrace"
-	"golang.org/x/sys/unix"
 )
 
-// BenchOptions describe a bench: every count × delete strategy × repeat is
+// Options describe a bench: every count × delete strategy × repeat is
 // one full create→delete cycle in a fresh throwaway namespace.
-type BenchOptions struct {
+type Options struct {
 	Kind      *devices.Kind
 	Counts    []int
-	Create    CreateStrategy
-	Deletes   []DeleteStrategy
+	Create    batch.CreateStrategy
+	Deletes   []batch.DeleteStrategy
 	Repeat    int
 	Workers   int    // parallel delete
 	Up        bool   // create links up
@@ -27,7 +29,7 @@ type BenchOptions struct {
 	// need them (see devices.LowerKind).
 	Lower *devices.Kind
 	// UnloadLower makes the module strategy unload the lower devices'
-	// module (see DeleteOptions).
+	// module (see batch.DeleteOptions).
 	UnloadLower bool
 	// Compare runs the same cycle with iproute2 in its own namespace.
 	Compare bool
@@ -48,14 +50,14 @@ type BenchOptions struct {
 // Prefix is the name prefix of bench links (their namespace is devbulk's own).
 const Prefix = "dbk"
 
-// Bench runs the cycles and returns the report. When ctx ends, the cycle in
+// Run runs the cycles and returns the report. When ctx ends, the cycle in
 // progress stops and its namespace is released, which removes its devices.
-func Bench(ctx context.Context, o BenchOptions) (*Report, error) {
+func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Repeat <= 0 {
 		o.Repeat = 1
 	}
-	r := newReport(o.Kind.Name, o.Up)
-	defer func() { r.MaxRSSKiB = maxRSS() }()
+	r := &Report{Header: result.NewHeader(), Kind: o.Kind.Name, Up: o.Up}
+	defer func() { r.MaxRSSKiB = result.MaxRSSKiB() }()
 	if o.TraceRCU {
 		c, err := rcutrace.New()
 		if err != nil {
@@ -86,7 +88,7 @@ func Bench(ctx context.Context, o BenchOptions) (*Report, error) {
 	return r, nil
 }
 
-func (o BenchOptions) progress(format string, args ...any) {
+func (o Options) progress(format string, args ...any) {
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf(format, args...))
 	}
@@ -95,14 +97,14 @@ func (o BenchOptions) progress(format string, args ...any) {
 // stage is a throwaway namespace with a run's lower devices in place and
 // its links planned.
 type stage struct {
-	ns    *Namespace
+	ns    *batch.Namespace
 	conn  *nlbatch.Conn
-	set   *Set
+	set   *batch.Set
 	links []devices.Link
 }
 
-func newStage(o BenchOptions, n int) (*stage, error) {
-	ns, err := NewNamespace()
+func newStage(o Options, n int) (*stage, error) {
+	ns, err := batch.NewNamespace()
 	if err != nil {
 		return nil, err
 	}
@@ -111,17 +113,13 @@ func newStage(o BenchOptions, n int) (*stage, error) {
 		ns.Release()
 		return nil, err
 	}
-	st.set = &Set{Kind: o.Kind, Group: FreshGroup(nil, nil), Prefix: Prefix}
+	st.set = &batch.Set{Kind: o.Kind, Group: batch.FreshGroup(nil, nil), Prefix: Prefix}
 	if o.Kind.NeedsLower {
 		st.set.LowerKind = o.Lower
 	}
 	opts := devices.Options{Count: n, Prefix: Prefix, Group: st.set.Group, Up: o.Up, VlanProto: o.VlanProto}
 	if o.Kind.NeedsLower {
-		lowers, err := planLowers(o.Kind, o.Lower, n, Prefix, st.set.Group, o.Up)
-		if err == nil {
-			opts.Lowers, err = createLowers(context.Background(), st.conn, lowers)
-		}
-		if err != nil {
+		if opts.Lowers, err = batch.PrepareLowers(context.Background(), st.conn, o.Kind, o.Lower, n, Prefix, st.set.Group, o.Up); err != nil {
 			st.release()
 			return nil, err
 		}
@@ -151,16 +149,7 @@ func lowerNamesOf(lowers []devices.Lower) []string {
 	return out
 }
 
-func all(ok []bool) bool {
-	for _, b := range ok {
-		if !b {
-			return false
-		}
-	}
-	return true
-}
-
-func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (c Cycle, err error) {
+func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cycle, err error) {
 	c = Cycle{Count: n}
 	st, err := newStage(o, n)
 	if err != nil {
@@ -171,7 +160,7 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (c Cycl
 	if o.Counter != nil {
 		progress = o.Counter(fmt.Sprintf("N=%d create", n), n)
 	}
-	p, ok, err := Create(ctx, st.conn, st.links, o.Create, progress)
+	p, ok, err := batch.Create(ctx, st.conn, st.links, o.Create, progress)
 	c.Create = p
 	if err != nil {
 		return c, err
@@ -179,32 +168,32 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (c Cycl
 	if ctx.Err() != nil {
 		return c, ctx.Err()
 	}
-	if !all(ok) {
+	if slices.Contains(ok, false) {
 		return c, fmt.Errorf("%d of %d links not created: %v", p.Failed, n, p.Errors)
 	}
 	lowerNames := names(st.set.Lowers)
-	if err := st.set.Record(st.conn, linkNames(st.links), lowerNames); err != nil {
+	if err := st.set.Record(st.conn, devices.LinkNames(st.links), lowerNames); err != nil {
 		return c, err
 	}
-	t := Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
+	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
 	if o.rcu != nil {
 		if err := o.rcu.Reset(); err != nil {
 			return c, err
 		}
 	}
-	if d == DeleteModule {
+	if d == batch.DeleteModule {
 		// Whatever happens below, leave the module loaded as it was.
 		unloaded := o.Kind
 		if o.UnloadLower {
 			unloaded = o.Lower
 		}
 		defer func() {
-			if ModuleLoaded(unloaded) != nil {
-				err = errors.Join(err, reloadModule(unloaded))
+			if batch.ModuleLoaded(unloaded) != nil {
+				err = errors.Join(err, batch.ReloadModule(unloaded))
 			}
 		}()
 	}
-	do := DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower, KeepLowers: true}
+	do := batch.DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower, KeepLowers: true}
 	if o.Counter != nil {
 		var bar func(int)
 		do.Progress = func(done, total int) {
@@ -214,7 +203,7 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (c Cycl
 			bar(done)
 		}
 	}
-	c.Delete, err = Delete(ctx, t, st.set, d, do)
+	c.Delete, err = batch.Delete(ctx, t, st.set, d, do)
 	if o.rcu != nil && err == nil {
 		c.Delete.RCU, err = o.rcu.Read()
 	}
@@ -222,7 +211,7 @@ func cycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (c Cycl
 }
 
 // ipCycle does the cycle's work with iproute2 in a namespace of its own.
-func ipCycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (create, del *Phase, err error) {
+func ipCycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (create, del *batch.Phase, err error) {
 	st, err := newStage(o, n)
 	if err != nil {
 		return nil, nil, err
@@ -231,7 +220,7 @@ func ipCycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (crea
 	if create, err = ipCreate(ctx, st.ns.NS, st.links); err != nil {
 		return create, nil, err
 	}
-	if err := st.set.Record(st.conn, linkNames(st.links), names(st.set.Lowers)); err != nil {
+	if err := st.set.Record(st.conn, devices.LinkNames(st.links), names(st.set.Lowers)); err != nil {
 		return create, nil, err
 	}
 	if len(st.set.Links) != n {
@@ -240,21 +229,12 @@ func ipCycle(ctx context.Context, o BenchOptions, n int, d DeleteStrategy) (crea
 	if del, err = ipDelete(ctx, st.ns.NS, d, st.set); err != nil || del == nil {
 		return create, del, err
 	}
-	left, _, err := st.set.check(context.Background(), st.conn, st.set.Links)
+	left, err := st.set.Present(context.Background(), st.conn)
 	if err != nil {
 		return create, del, err
 	}
 	if k := len(left); k > 0 {
-		return create, del, fmt.Errorf("%w after iproute2: %d of %d", ErrSurvivors, k, n)
+		return create, del, fmt.Errorf("%w after iproute2: %d of %d", batch.ErrSurvivors, k, n)
 	}
 	return create, del, ctx.Err()
-}
-
-// maxRSS is the process's peak resident set, in KiB.
-func maxRSS() int64 {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return ru.Maxrss
 }

@@ -1,36 +1,39 @@
-package batch
+package bench
 
 import (
 	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/vishvananda/netns"
+
+	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/nlbatch"
-	"github.com/vishvananda/netns"
 )
 
 // ipCreate creates links with `ip -batch -` inside ns and measures it.
-func ipCreate(ctx context.Context, ns netns.NsHandle, links []devices.Link) (*Phase, error) {
+func ipCreate(ctx context.Context, ns netns.NsHandle, links []devices.Link) (*batch.Phase, error) {
 	var script strings.Builder
 	for i := range links {
 		script.WriteString(links[i].IPCommand() + "\n")
 	}
-	p := &Phase{Phase: "create", Tool: "iproute2", Strategy: "ip -batch", Devices: len(links)}
+	p := &batch.Phase{Phase: "create", Tool: "iproute2", Strategy: "ip -batch", Devices: len(links)}
 	return p, runIP(ctx, ns, p, script.String(), "-batch", "-")
 }
 
 // ipDelete deletes s with the iproute2 command equivalent to strategy d,
 // inside ns, and measures it. It returns a nil phase where iproute2 has no
 // equivalent (parallel, netns, module).
-func ipDelete(ctx context.Context, ns netns.NsHandle, d DeleteStrategy, s *Set) (*Phase, error) {
-	p := &Phase{Phase: "delete", Tool: "iproute2", Devices: len(s.Links)}
-	each := func(devs []string) (*Phase, error) {
+func ipDelete(ctx context.Context, ns netns.NsHandle, d batch.DeleteStrategy, s *batch.Set) (*batch.Phase, error) {
+	p := &batch.Phase{Phase: "delete", Tool: "iproute2", Devices: len(s.Links)}
+	each := func(devs []string) (*batch.Phase, error) {
 		var script strings.Builder
 		for _, n := range devs {
 			fmt.Fprintf(&script, "link del dev %s\n", n)
@@ -39,11 +42,11 @@ func ipDelete(ctx context.Context, ns netns.NsHandle, d DeleteStrategy, s *Set) 
 		return p, runIP(ctx, ns, p, script.String(), "-batch", "-")
 	}
 	switch d {
-	case DeleteSerial, DeletePipelined:
-		return each(names(s.all()))
-	case DeleteLower:
+	case batch.DeleteSerial, batch.DeletePipelined:
+		return each(names(append(slices.Clone(s.Links), s.Lowers...)))
+	case batch.DeleteLower:
 		return each(names(s.Lowers))
-	case DeleteGroup, DeleteAuto:
+	case batch.DeleteGroup, batch.DeleteAuto:
 		p.Strategy = "ip link del group"
 		return p, runIP(ctx, ns, p, "", "link", "del", "group", fmt.Sprint(s.Group))
 	}
@@ -60,7 +63,7 @@ func names(links []nlbatch.Link) []string {
 
 // runIP runs ip with args and stdin inside ns, filling p's wall and CPU time
 // (those of the ip process).
-func runIP(ctx context.Context, ns netns.NsHandle, p *Phase, stdin string, args ...string) error {
+func runIP(ctx context.Context, ns netns.NsHandle, p *batch.Phase, stdin string, args ...string) error {
 	path, err := exec.LookPath("ip")
 	if err != nil {
 		return fmt.Errorf("--compare iproute2 needs the ip command (apt-get install iproute2): %w", err)
@@ -80,7 +83,7 @@ func runIP(ctx context.Context, ns netns.NsHandle, p *Phase, stdin string, args 
 		p.WallNS = wall.Nanoseconds()
 		p.UserNS = cmd.ProcessState.UserTime().Nanoseconds()
 		p.SysNS = cmd.ProcessState.SystemTime().Nanoseconds()
-		p.rates()
+		p.FillRates()
 	}
 	if err != nil {
 		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, firstLine(stderr.String()))

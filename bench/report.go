@@ -1,22 +1,20 @@
-package batch
+package bench
 
 import (
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"io"
-	"runtime"
 	"strings"
 	"text/tabwriter"
-	"time"
 
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/rcutrace"
-	"golang.org/x/sys/unix"
 )
 
 // Report is the result document of a bench: stable field names, documented
 // in the README. Durations are integer nanoseconds.
 type Report struct {
-	Header
+	result.Header
 	Kind string  `json:"kind"`
 	Up   bool    `json:"up"`
 	Runs []Cycle `json:"runs"`
@@ -26,35 +24,13 @@ type Report struct {
 
 // Cycle is one create→delete cycle of Count links.
 type Cycle struct {
-	Count  int   `json:"count"`
-	Repeat int   `json:"repeat"` // 1-based
-	Create Phase `json:"create"`
-	Delete Phase `json:"delete"`
+	Count  int         `json:"count"`
+	Repeat int         `json:"repeat"` // 1-based
+	Create batch.Phase `json:"create"`
+	Delete batch.Phase `json:"delete"`
 	// IPCreate and IPDelete are the same work done by iproute2 (--compare).
-	IPCreate *Phase `json:"iproute2_create,omitempty"`
-	IPDelete *Phase `json:"iproute2_delete,omitempty"`
-}
-
-// Header is what every devbulk result document starts with: which tool,
-// which kernel, how many CPUs, when.
-type Header struct {
-	Tool    string `json:"tool"`
-	Version string `json:"version"`
-	Kernel  string `json:"kernel"`
-	CPUs    int    `json:"cpus"`
-	Date    string `json:"date"`
-}
-
-// NewHeader describes this machine and run now.
-func NewHeader() Header {
-	var u unix.Utsname
-	_ = unix.Uname(&u)
-	return Header{Tool: "devbulk", Version: devbulk.Version(), Kernel: unix.ByteSliceToString(u.Release[:]),
-		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339)}
-}
-
-func newReport(kind string, up bool) *Report {
-	return &Report{Header: NewHeader(), Kind: kind, Up: up}
+	IPCreate *batch.Phase `json:"iproute2_create,omitempty"`
+	IPDelete *batch.Phase `json:"iproute2_delete,omitempty"`
 }
 
 // WriteTable prints the report for people.
@@ -64,15 +40,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "N\trep\tphase\tstrategy\twall\tms/dev\tdev/s\tuser\tsys\tp50\tp99\tmax\tiproute2\tdevbulk/ip\t")
 	for _, c := range r.Runs {
-		for _, pp := range [][2]*Phase{{&c.Create, c.IPCreate}, {&c.Delete, c.IPDelete}} {
+		for _, pp := range [][2]*batch.Phase{{&c.Create, c.IPCreate}, {&c.Delete, c.IPDelete}} {
 			p, ip := pp[0], pp[1]
 			lat := []string{"-", "-", "-"}
 			if p.Requests != nil {
-				lat = []string{FormatNS(p.Requests.P50), FormatNS(p.Requests.P99), FormatNS(p.Requests.Max)}
+				lat = []string{result.FormatNS(p.Requests.P50), result.FormatNS(p.Requests.P99), result.FormatNS(p.Requests.Max)}
 			}
 			ipWall, ratio := "-", "-"
 			if ip != nil && ip.WallNS > 0 {
-				ipWall = FormatNS(ip.WallNS)
+				ipWall = result.FormatNS(ip.WallNS)
 				ratio = fmt.Sprintf("%.2fx", float64(p.WallNS)/float64(ip.WallNS))
 			}
 			strategy := p.Strategy
@@ -80,8 +56,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 				strategy += " (" + p.Module + ")"
 			}
 			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%.3f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-				c.Count, c.Repeat, p.Phase, strategy, FormatNS(p.WallNS), p.MsPerDevice, p.DevicesPerSec,
-				FormatNS(p.UserNS), FormatNS(p.SysNS), lat[0], lat[1], lat[2], ipWall, ratio)
+				c.Count, c.Repeat, p.Phase, strategy, result.FormatNS(p.WallNS), p.MsPerDevice, p.DevicesPerSec,
+				result.FormatNS(p.UserNS), result.FormatNS(p.SysNS), lat[0], lat[1], lat[2], ipWall, ratio)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -89,7 +65,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	var notes []string
 	for _, c := range r.Runs {
-		for _, p := range []*Phase{&c.Create, &c.Delete, c.IPCreate, c.IPDelete} {
+		for _, p := range []*batch.Phase{&c.Create, &c.Delete, c.IPCreate, c.IPDelete} {
 			if p == nil {
 				continue
 			}
@@ -100,7 +76,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 				notes = append(notes, fmt.Sprintf("N=%d %s %s: %s", c.Count, p.Phase, p.Strategy, rcuLine(p)))
 			}
 			if p.DrainMethod != "" {
-				notes = append(notes, fmt.Sprintf("N=%d netns: release returned after %s; kernel finished after %s", c.Count, FormatNS(p.ReleaseNS), FormatNS(p.DrainNS)))
+				notes = append(notes, fmt.Sprintf("N=%d netns: release returned after %s; kernel finished after %s", c.Count, result.FormatNS(p.ReleaseNS), result.FormatNS(p.DrainNS)))
 			}
 			for _, e := range p.Errors {
 				notes = append(notes, fmt.Sprintf("N=%d %s %s %s: %s", c.Count, p.Tool, p.Phase, p.Strategy, e))
@@ -111,7 +87,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
 	}
 	if hasNetns(r) {
-		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", DrainMethod)
+		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", batch.DrainMethod)
 	}
 	return nil
 }
@@ -125,21 +101,8 @@ func hasNetns(r *Report) bool {
 	return false
 }
 
-// FormatNS prints nanoseconds compactly, with 3 significant digits.
-func FormatNS(ns int64) string {
-	d := time.Duration(ns)
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.3gs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.3gms", float64(d)/1e6)
-	default:
-		return fmt.Sprintf("%.3gµs", float64(d)/1e3)
-	}
-}
-
 // rcuLine prints a phase's RCU counts per device and per unregister call.
-func rcuLine(p *Phase) string {
+func rcuLine(p *batch.Phase) string {
 	batches := p.RCU[rcutrace.Batches]
 	parts := []string{fmt.Sprintf("%d unregister calls", batches)}
 	for _, fn := range rcutrace.Functions {

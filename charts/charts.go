@@ -15,20 +15,22 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/devbulk/devbulk/batch"
-	"github.com/devbulk/devbulk/check"
-	"github.com/devbulk/devbulk/netnsbench"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/check"
+	"github.com/devbulk/devbulk/netnsbench"
 )
 
 // Bench plots ms per device against N on log scales: one line per phase
 // and strategy (the median over repeats), iproute2's beside devbulk's.
-func Bench(r *batch.Report) (*plot.Plot, error) {
+func Bench(r *bench.Report) (*plot.Plot, error) {
 	perN := map[string]map[int][]float64{}
 	var labels []string
 	for _, c := range r.Runs {
@@ -264,7 +266,7 @@ func FromDocument(b []byte) (*plot.Plot, error) {
 		}
 		return Netns(&r)
 	case probe.Tool == "devbulk" && probe.Kind != "":
-		var r batch.Report
+		var r bench.Report
 		if err := dec(&r); err != nil {
 			return nil, err
 		}

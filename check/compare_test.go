@@ -12,8 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/devbulk/devbulk/batch"
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/devbulk/devbulk/internal/result"
 )
 
 // lines makes one benchmark's repetitions with the given ns/op values.
@@ -26,7 +27,7 @@ func lines(name string, vals ...float64) []Line {
 }
 
 func results(kernel string, scenarios ...Scenario) *Results {
-	return &Results{Meta: Meta{Header: batch.Header{Tool: "devbulk", Version: "test", Kernel: kernel, CPUs: 2, Date: "2026-12-02T00:00:00Z"},
+	return &Results{Meta: Meta{Header: result.Header{Tool: "devbulk", Version: "test", Kernel: kernel, CPUs: 2, Date: "2026-12-02T00:00:00Z"},
 		CPUModel: "Test CPU", Suite: "fixture"}, Scenarios: scenarios}
 }
 

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/devbulk/devbulk/batch"
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/devbulk/devbulk/internal/result"
 )
 
 // WriteTable prints the check for people: one row per benchmark, the
@@ -53,9 +54,9 @@ func cell(s *Summary) string {
 		return "-"
 	}
 	if r, ok := s.Range(); ok {
-		return fmt.Sprintf("%s ±%.0f%% (%d)", batch.FormatNS(int64(s.Median)), r, s.N)
+		return fmt.Sprintf("%s ±%.0f%% (%d)", result.FormatNS(int64(s.Median)), r, s.N)
 	}
-	return fmt.Sprintf("%s ±∞ (%d)", batch.FormatNS(int64(s.Median)), s.N)
+	return fmt.Sprintf("%s ±∞ (%d)", result.FormatNS(int64(s.Median)), s.N)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -11,9 +11,12 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/devbulk/devbulk/batch"
-	"github.com/devbulk/devbulk/netnsbench"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/internal/result"
+	"github.com/devbulk/devbulk/netnsbench"
 )
 
 // Results is the document of one check: what ran where, and every
@@ -25,7 +28,7 @@ type Results struct {
 
 // Meta describes the machine, kernel and tool of a check.
 type Meta struct {
-	batch.Header
+	result.Header
 	// KernelConfigSHA256 is the hash of the running kernel's configuration
 	// (/proc/config.gz, else /boot/config-RELEASE); empty when unreadable.
 	KernelConfigSHA256 string `json:"kernel_config_sha256,omitempty"`
@@ -60,10 +63,10 @@ type Value struct {
 }
 
 // NewMeta describes this machine and kernel now.
-func NewMeta(suite string) Meta { return MetaFor(batch.NewHeader(), suite) }
+func NewMeta(suite string) Meta { return MetaFor(result.NewHeader(), suite) }
 
 // MetaFor completes a result document's header (made on this machine).
-func MetaFor(h batch.Header, suite string) Meta {
+func MetaFor(h result.Header, suite string) Meta {
 	return Meta{Header: h, KernelConfigSHA256: kernelConfigHash(), CPUModel: cpuModel(), Suite: suite}
 }
 
@@ -114,7 +117,7 @@ const (
 // BenchLines turns a bench report into benchmark lines, one per phase and
 // cycle: Create/... and Delete/... with kind, strategy and count, ns per
 // device and devices per second.
-func BenchLines(r *batch.Report) []Line {
+func BenchLines(r *bench.Report) []Line {
 	var out []Line
 	for _, c := range r.Runs {
 		for _, p := range []*batch.Phase{&c.Create, &c.Delete, c.IPCreate, c.IPDelete} {

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"io"
 	"sort"
 
+	"github.com/devbulk/devbulk"
+
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/vm"
@@ -25,7 +27,7 @@ type RunOptions struct {
 	// AllInVM runs every scenario in the VM (a cross-kernel check).
 	AllInVM bool
 	// Progress, when set, receives one line per scenario and repetition;
-	// Counter makes progress bars (see batch.BenchOptions).
+	// Counter makes progress bars (see bench.Options).
 	Progress func(string)
 	Counter  func(label string, total int) func(done int)
 	// MountDir is where netns create scenarios keep their namespaces
@@ -138,7 +140,7 @@ func runBench(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, stri
 		o.Progress = func(s string) { ro.Progress(sc.Name + ": " + s) }
 	}
 	o.Counter = ro.Counter
-	rep, err := batch.Bench(ctx, o)
+	rep, err := bench.Run(ctx, o)
 	if rep == nil {
 		return nil, "", err
 	}

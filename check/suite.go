@@ -10,6 +10,7 @@ import (
 	"regexp"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/netnsbench"
 )
@@ -123,18 +124,18 @@ func (sc *ScenarioSpec) check() error {
 
 // options checks the bench and returns its options, without Lower (which
 // needs probing).
-func (b *BenchSpec) options() (batch.BenchOptions, error) {
+func (b *BenchSpec) options() (bench.Options, error) {
 	k, err := devices.Lookup(b.Kind)
 	if err != nil {
-		return batch.BenchOptions{}, err
+		return bench.Options{}, err
 	}
 	if b.Count < 1 || b.Count > k.MaxCount {
-		return batch.BenchOptions{}, fmt.Errorf("count %d out of range: %s takes 1..%d", b.Count, k.Name, k.MaxCount)
+		return bench.Options{}, fmt.Errorf("count %d out of range: %s takes 1..%d", b.Count, k.Name, k.MaxCount)
 	}
-	if err := k.Validate(devices.Options{Count: b.Count, Prefix: batch.Prefix, Up: b.Up}); err != nil {
-		return batch.BenchOptions{}, err
+	if err := k.Validate(devices.Options{Count: b.Count, Prefix: bench.Prefix, Up: b.Up}); err != nil {
+		return bench.Options{}, err
 	}
-	o := batch.BenchOptions{Kind: k, Counts: []int{b.Count}, Repeat: 1, Up: b.Up}
+	o := bench.Options{Kind: k, Counts: []int{b.Count}, Repeat: 1, Up: b.Up}
 	if b.Create == "" {
 		b.Create = "pipelined"
 	}

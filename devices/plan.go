@@ -151,3 +151,12 @@ func nthRemote(o Options, i int) netip.Addr {
 	v += uint32(i)
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }
+
+// LinkNames lists the links' names, in order.
+func LinkNames(links []Link) []string {
+	out := make([]string, len(links))
+	for i := range links {
+		out[i] = links[i].Name
+	}
+	return out
+}

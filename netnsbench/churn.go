@@ -11,12 +11,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/internal/result"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
 	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/internal/netnsstat"
 	"github.com/devbulk/devbulk/internal/nsthread"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // MaxNamespaces bounds the namespaces of one run in all (the classic churn
@@ -40,7 +42,7 @@ type ChurnOptions struct {
 
 // Report is the result document of a netns scenario.
 type Report struct {
-	batch.Header
+	result.Header
 	Scenario string `json:"scenario"` // churn or sequential
 	Runs     []Run  `json:"runs"`
 }
@@ -178,7 +180,7 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 		}
 		defer parent.Close()
 	}
-	r := &Report{Header: batch.NewHeader(), Scenario: "churn"}
+	r := &Report{Header: result.NewHeader(), Scenario: "churn"}
 	run := Run{Mode: "direct", Workers: o.Workers, PerWorker: o.PerWorker, Namespaces: o.Workers * o.PerWorker, Payload: o.Payload.Name}
 	if o.Exec {
 		run.Mode = "exec"
@@ -296,16 +298,16 @@ func measure(ctx context.Context, run *Run, body, release func() error, created,
 			}
 		}()
 	}
-	before := usage()
+	user0, sys0 := result.CPU(true)
 	kbefore, _ := netnsstat.KernelCPU()
 	err := body()
 	run.CreateNS = time.Since(start).Nanoseconds()
 	if progress != nil {
 		progress(int(created.Load()))
 	}
-	after := usage()
+	user1, sys1 := result.CPU(true)
 	kafter, _ := netnsstat.KernelCPU()
-	run.UserNS, run.SysNS, run.KernelNS = after[0]-before[0], after[1]-before[1], int64(kafter-kbefore)
+	run.UserNS, run.SysNS, run.KernelNS = user1-user0, sys1-sys0, int64(kafter-kbefore)
 	if n := created.Load(); n > 0 {
 		run.NetnsPerSec = float64(n) / time.Duration(run.CreateNS).Seconds()
 	}
@@ -364,16 +366,6 @@ func (run *Run) sample(start time.Time, base, slabSize int, created, released in
 	run.PeakSlabBytes = int64(run.PeakObjects) * int64(slabSize)
 }
 
-// usage is the user and sys time of devbulk and of the processes it ran.
-func usage() [2]int64 {
-	var self, children unix.Rusage
-	_ = unix.Getrusage(unix.RUSAGE_SELF, &self)
-	_ = unix.Getrusage(unix.RUSAGE_CHILDREN, &children)
-	return [2]int64{tv(self.Utime) + tv(children.Utime), tv(self.Stime) + tv(children.Stime)}
-}
-
-func tv(t unix.Timeval) int64 { return t.Sec*1e9 + int64(t.Usec)*1e3 }
-
 // Sequential is the single-threaded `unshare -n` loop: one thread makes n
 // namespaces one after the other; each unshare releases the previous one.
 // CreateNS and the CPU time are the creation loop; DrainNS the dismantling
@@ -382,7 +374,7 @@ func Sequential(ctx context.Context, n int) (*Report, error) {
 	if err := CheckCount(n, 1); err != nil {
 		return nil, err
 	}
-	r := &Report{Header: batch.NewHeader(), Scenario: "sequential"}
+	r := &Report{Header: result.NewHeader(), Scenario: "sequential"}
 	run := Run{Mode: "direct", Workers: 1, PerWorker: n, Namespaces: n, Payload: "none"}
 	var created, released atomic.Int64
 	body := func() error {

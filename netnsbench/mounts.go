@@ -11,9 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/devbulk/devbulk/internal/owner"
 	"github.com/devbulk/devbulk/internal/safefs"
-	"golang.org/x/sys/unix"
 )
 
 // DefaultMountDir holds the namespaces that `netns create` keeps alive by

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/internal/result"
 )
 
 // WriteTable prints the report for people.
@@ -18,15 +18,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, run := range r.Runs {
 		drain := "unknown"
 		if run.DrainMethod != "" {
-			drain = batch.FormatNS(run.DrainNS)
+			drain = result.FormatNS(run.DrainNS)
 		}
 		release := "-"
 		if run.ReleaseNS > 0 {
-			release = batch.FormatNS(run.ReleaseNS)
+			release = result.FormatNS(run.ReleaseNS)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f MiB\t\n", run.Mode, run.Workers, run.PerWorker,
-			run.Payload, batch.FormatNS(run.CreateNS), run.NetnsPerSec, batch.FormatNS(run.UserNS),
-			batch.FormatNS(run.SysNS), percent(run.UserNS+run.SysNS, run.CreateNS), percent(run.UserNS, run.KernelNS),
+			run.Payload, result.FormatNS(run.CreateNS), run.NetnsPerSec, result.FormatNS(run.UserNS),
+			result.FormatNS(run.SysNS), percent(run.UserNS+run.SysNS, run.CreateNS), percent(run.UserNS, run.KernelNS),
 			release, drain, run.PeakBacklog, float64(run.PeakSlabBytes)/(1<<20))
 	}
 	if err := tw.Flush(); err != nil {
@@ -40,7 +40,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "namespaces\telapsed\tnetns/s\t")
 		for _, p := range run.Rate {
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t\n", p.Created, batch.FormatNS(p.TNS), p.NetnsPerSec)
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t\n", p.Created, result.FormatNS(p.TNS), p.NetnsPerSec)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/devbulk/devbulk/check"
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/devbulk/devbulk/check"
 )
 
 const e2eSuite = `{"name": "e2e", "scenarios": [

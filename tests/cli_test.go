@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/runs"
 )
 
@@ -394,7 +395,7 @@ func TestBenchJSON(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("bench: exit %d: %s", r.code, r.stderr)
 	}
-	var rep batch.Report
+	var rep bench.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("bench --json: %v\n%s", err, r.stdout)
 	}
@@ -495,7 +496,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 		if b, err := exec.Command("script", "-q", "-e", "-c", cmd, tty).CombinedOutput(); err != nil {
 			t.Fatalf("script -c %q: %v\n%s", cmd, err, b)
 		}
-		var rep batch.Report
+		var rep bench.Report
 		if b, _ := os.ReadFile(out); json.Unmarshal(b, &rep) != nil || len(rep.Runs) != 1 {
 			t.Errorf("quiet=%v: stdout is not the result document:\n%s", quiet, b)
 		}

@@ -17,12 +17,13 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/runs"
-	"golang.org/x/sys/unix"
 )
 
 // ipIn runs ip inside the scratch namespace.

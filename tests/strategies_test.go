@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"strings"
 	"testing"
+
+	"github.com/devbulk/devbulk"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/kmod"
@@ -261,7 +261,7 @@ func TestVMBenchJSON(t *testing.T) {
 	if err != nil {
 		t.Fatalf("devbulk vm: %v\n%s", err, stderr.String())
 	}
-	var r batch.Report
+	var r bench.Report
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		t.Fatalf("stdout is not the result document: %v\n%s", err, stdout.String())
 	}
@@ -280,7 +280,7 @@ func TestVMRmmod(t *testing.T) {
 		{"rmmod", "--kind", "dummy", "--vlans", "1000", "--up", "--json"},
 	} {
 		out, _ := bootVM(t, k, bin, args...)
-		var r batch.Report
+		var r bench.Report
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}

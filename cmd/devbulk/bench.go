@@ -3,12 +3,14 @@ package main
 import (
 	"github.com/devbulk/devbulk"
 
+	"github.com/urfave/cli/v2"
+	"gonum.org/v1/plot"
+
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/devices"
-	"github.com/urfave/cli/v2"
-	"gonum.org/v1/plot"
 )
 
 func benchCommand() *cli.Command {
@@ -27,7 +29,7 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
 			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
 		},
-		Action: bench,
+		Action: benchAction,
 	}
 }
 
@@ -35,7 +37,7 @@ func benchCommand() *cli.Command {
 // format, for `benchstat old.txt new.txt`).
 var benchFormats = []string{"table", "json", "benchstat"}
 
-func bench(c *cli.Context) error {
+func benchAction(c *cli.Context) error {
 	// Everything the command line says is checked before the kernel is touched.
 	if err := noArgs(c); err != nil {
 		return err
@@ -50,7 +52,7 @@ func bench(c *cli.Context) error {
 			return err
 		}
 	}
-	o := batch.BenchOptions{Up: c.Bool("up"), VlanProto: c.String("vlan-proto"), TraceRCU: c.Bool("trace-rcu")}
+	o := bench.Options{Up: c.Bool("up"), VlanProto: c.String("vlan-proto"), TraceRCU: c.Bool("trace-rcu")}
 	var err error
 	if o.Create, err = batch.ParseCreate(c.String("create")); err != nil {
 		return usage(err)
@@ -73,7 +75,7 @@ func bench(c *cli.Context) error {
 			return err
 		}
 		for _, n := range o.Counts {
-			if _, err := deviceOptions(c, k, batch.Prefix, n); err != nil {
+			if _, err := deviceOptions(c, k, bench.Prefix, n); err != nil {
 				return err
 			}
 		}
@@ -116,9 +118,9 @@ func bench(c *cli.Context) error {
 
 // runBench runs the cycles, with progress on a terminal, and prints the
 // report of what ran, even when a cycle failed.
-func runBench(c *cli.Context, o batch.BenchOptions) error {
+func runBench(c *cli.Context, o bench.Options) error {
 	o.Progress, o.Counter = progress(c), counter(c)
-	report, err := batch.Bench(c.Context, o)
+	report, err := bench.Run(c.Context, o)
 	if report != nil && len(report.Runs) > 0 {
 		werr := writeReport(c, report)
 		if werr == nil {
@@ -131,7 +133,7 @@ func runBench(c *cli.Context, o batch.BenchOptions) error {
 	return err
 }
 
-func writeReport(c *cli.Context, r *batch.Report) error {
+func writeReport(c *cli.Context, r *bench.Report) error {
 	f, err := outputFormat(c, benchFormats...)
 	if err != nil {
 		return err

@@ -4,17 +4,19 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
 
+	"github.com/devbulk/devbulk"
+
+	"github.com/urfave/cli/v2"
+	"gonum.org/v1/plot"
+
 	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/vm"
-	"github.com/urfave/cli/v2"
-	"gonum.org/v1/plot"
 )
 
 var checkFormats = []string{"table", "json", "ktap", "benchstat"}

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/vm"
-	"github.com/urfave/cli/v2"
 )
 
 func cleanupCommand() *cli.Command {

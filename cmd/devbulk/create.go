@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/runs"
-	"github.com/urfave/cli/v2"
 )
 
 var (
@@ -104,6 +106,6 @@ func create(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "created %d %s links %s..%s in netns %s (group %d) in %s: %.3f ms/device\n",
 		len(rec.Links), k.Name, rec.Links[0].Name, rec.Links[len(rec.Links)-1].Name, rec.Netns, rec.Group,
-		batch.FormatNS(p.WallNS), p.MsPerDevice)
+		result.FormatNS(p.WallNS), p.MsPerDevice)
 	return nil
 }

@@ -7,11 +7,13 @@ import (
 	"io"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/runs"
-	"github.com/urfave/cli/v2"
 )
 
 func deleteCommand() *cli.Command {
@@ -130,7 +132,7 @@ func printDeleted(c *cli.Context, o runs.Outcome) {
 		fmt.Fprintf(c.App.Writer, "deleted none of %d %s links %s*\n", p.Devices, r.Kind, r.Prefix)
 	default:
 		fmt.Fprintf(c.App.Writer, "deleted %d of %d %s links %s* by %s in %s: %.3f ms/device\n",
-			p.Deleted, p.Devices, r.Kind, r.Prefix, p.Strategy, batch.FormatNS(p.WallNS), p.MsPerDevice)
+			p.Deleted, p.Devices, r.Kind, r.Prefix, p.Strategy, result.FormatNS(p.WallNS), p.MsPerDevice)
 	}
 	printLeft(c.App.Writer, p.Left)
 	if len(p.Vanished) > 0 {

@@ -4,18 +4,20 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk/netnsbench"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/devbulk/devbulk/devices"
-	"github.com/devbulk/devbulk/runs"
-	"github.com/devbulk/devbulk/vm"
+	"github.com/devbulk/devbulk/netnsbench"
+
 	"github.com/urfave/cli/v2"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/runs"
+	"github.com/devbulk/devbulk/vm"
 )
 
 // capNetAdmin is the capability bit of CAP_NET_ADMIN.

@@ -5,9 +5,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
-	"github.com/urfave/cli/v2"
 )
 
 var (

@@ -7,15 +7,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/devbulk/devbulk"
+
+	"github.com/urfave/cli/v2"
+
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/runs"
 	"github.com/devbulk/devbulk/vm"
-	"github.com/urfave/cli/v2"
 )
 
 // Exit codes (kselftest's SKIP is 4).

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"testing"
+
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/kmod"
 	"github.com/devbulk/devbulk/rcutrace"
 	"github.com/devbulk/devbulk/vm"
-	"strings"
-	"testing"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/runs"

@@ -2,13 +2,15 @@ package main
 
 import (
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"os/exec"
+
+	"github.com/devbulk/devbulk"
+
+	"github.com/urfave/cli/v2"
+	"gonum.org/v1/plot"
 
 	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/netnsbench"
-	"github.com/urfave/cli/v2"
-	"gonum.org/v1/plot"
 )
 
 func netnsCommand() *cli.Command {

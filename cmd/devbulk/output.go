@@ -10,10 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/devbulk/devbulk/charts"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"gonum.org/v1/plot"
+
+	"github.com/devbulk/devbulk/charts"
 )
 
 var (

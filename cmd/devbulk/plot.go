@@ -4,8 +4,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/devbulk/devbulk/charts"
 	"github.com/urfave/cli/v2"
+
+	"github.com/devbulk/devbulk/charts"
 )
 
 func plotCommand() *cli.Command {

@@ -1,9 +1,11 @@
 package main
 
 import (
-	"github.com/devbulk/devbulk/batch"
-	"github.com/devbulk/devbulk/devices"
 	"github.com/urfave/cli/v2"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/devices"
 )
 
 func rmmodCommand() *cli.Command {
@@ -40,7 +42,7 @@ func rmmod(c *cli.Context) error {
 	if k != devices.Dummy && k != devices.Ifb {
 		return usagef("rmmod --kind %s: valid are dummy and ifb", k.Name)
 	}
-	o := batch.BenchOptions{Kind: k, Create: batch.CreatePipelined, Up: c.Bool("up"), TraceRCU: c.Bool("trace-rcu"),
+	o := bench.Options{Kind: k, Create: batch.CreatePipelined, Up: c.Bool("up"), TraceRCU: c.Bool("trace-rcu"),
 		Deletes: []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteSerial, batch.DeleteGroup}}
 	if o.Repeat, err = intFlag(c, "repeat", 1, 100); err != nil {
 		return err

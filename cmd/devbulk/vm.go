@@ -7,9 +7,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/vm"
-	"github.com/urfave/cli/v2"
 )
 
 func vmCommand() *cli.Command {
