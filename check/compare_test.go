@@ -152,9 +152,13 @@ func parseKTAP(t *testing.T, out string) (map[string]string, []string) {
 	return res, diags
 }
 
-func TestKTAP(t *testing.T) {
+// ktapFixture is the KTAP of a check with a regression (dummy), noise
+// (ifb), a skip (vlan) and a baseline scenario the run lacks (gone).
+func ktapFixture(t *testing.T) *bytes.Buffer {
+	t.Helper()
 	base := results("a", Scenario{Name: "dummy", Lines: lines(group, 300, 310, 305, 298, 302, 307)},
-		Scenario{Name: "ifb", Lines: lines(group, 300, 310, 305, 298, 302, 307)})
+		Scenario{Name: "ifb", Lines: lines(group, 300, 310, 305, 298, 302, 307)},
+		Scenario{Name: "gone", Lines: lines(group, 300, 310, 305, 298, 302, 307)})
 	cur := results("b", Scenario{Name: "dummy", Lines: lines(group, 450, 460, 455, 470, 452, 449)},
 		Scenario{Name: "ifb", Lines: lines(group, 296, 312, 301, 309, 299, 304)},
 		Scenario{Name: "vlan", Skip: "vlan: the kernel has no 8021q\nmodule"})
@@ -162,8 +166,13 @@ func TestKTAP(t *testing.T) {
 	if err := Compare(base, cur, 10).WriteKTAP(&b); err != nil {
 		t.Fatal(err)
 	}
+	return &b
+}
+
+func TestKTAP(t *testing.T) {
+	b := ktapFixture(t)
 	res, diags := parseKTAP(t, b.String())
-	if res["dummy"] != "not ok" || res["ifb"] != "ok" || res["vlan"] != "skip" {
+	if res["dummy"] != "not ok" || res["ifb"] != "ok" || res["vlan"] != "skip" || res["gone"] != "not ok" {
 		t.Errorf("results %v\n%s", res, b.String())
 	}
 	regressed := false
@@ -188,16 +197,7 @@ func TestKTAPThroughKunitParser(t *testing.T) {
 	if kunit == "" {
 		t.Skip("the kernel's KTAP parser is not installed: tests/run-all.sh installs it (DEVBULK_KUNIT=path/to/kunit.py)")
 	}
-	base := results("a", Scenario{Name: "dummy", Lines: lines(group, 300, 310, 305, 298, 302, 307)},
-		Scenario{Name: "ifb", Lines: lines(group, 300, 310, 305, 298, 302, 307)},
-		Scenario{Name: "gone", Lines: lines(group, 300, 310, 305, 298, 302, 307)}) // missing now: a failure
-	cur := results("b", Scenario{Name: "dummy", Lines: lines(group, 450, 460, 455, 470, 452, 449)},
-		Scenario{Name: "ifb", Lines: lines(group, 296, 312, 301, 309, 299, 304)},
-		Scenario{Name: "vlan", Skip: "vlan: the kernel has no 8021q\nmodule"})
-	var b bytes.Buffer
-	if err := Compare(base, cur, 10).WriteKTAP(&b); err != nil {
-		t.Fatal(err)
-	}
+	b := ktapFixture(t)
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "check.ktap"), filepath.Join(dir, "kunit.json")
 	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
