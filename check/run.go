@@ -11,7 +11,6 @@ import (
 
 	"github.com/devbulk/devbulk"
 
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/netnsbench"
@@ -116,25 +115,11 @@ func runBench(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, stri
 	if err != nil {
 		return nil, "", err
 	}
-	sup, err := devices.Probe(o.Kind, devices.Dummy, devices.Ifb)
-	if err != nil {
+	if err := o.Resolve(); errors.Is(err, devbulk.ErrNotSupported) {
+		return nil, err.Error(), nil
+	} else if err != nil {
 		return nil, "", err
 	}
-	works := map[string]bool{}
-	for _, s := range sup {
-		works[s.Kind.Name] = s.OK
-		if s.Kind == o.Kind && !s.OK {
-			return nil, fmt.Sprintf("%s: %v", o.Kind.Name, s.Err), nil
-		}
-	}
-	for _, d := range o.Deletes {
-		if d == batch.DeleteModule {
-			if err := batch.ModuleLoaded(o.Kind); err != nil {
-				return nil, err.Error(), nil
-			}
-		}
-	}
-	o.Lower = devices.LowerKind(works)
 	o.Repeat = sc.Repeat
 	if ro.Progress != nil {
 		o.Progress = func(s string) { ro.Progress(sc.Name + ": " + s) }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/devbulk/devbulk"
-
 	"github.com/urfave/cli/v2"
 	"gonum.org/v1/plot"
 
@@ -93,26 +91,10 @@ func benchAction(c *cli.Context) error {
 		return err
 	}
 
-	probe := []*devices.Kind{devices.Dummy, devices.Ifb} // the default kinds, and lower devices
-	if k != nil {
-		probe = []*devices.Kind{k}
-	}
-	works, sup, err := support(probe...)
-	if err != nil {
+	o.Kind = k
+	if err := o.Resolve(); err != nil {
 		return err
 	}
-	if k == nil {
-		if k = devices.LowerKind(works); k == nil { // dummy, else ifb: the cheapest kinds
-			return devbulk.NotSupported("neither dummy nor ifb can be created here; pick a kind with --kind (see devbulk kinds)")
-		}
-	}
-	if err := requireKind(k, sup); err != nil {
-		return err
-	}
-	if err := modulesUnloadable(k, o.Deletes); err != nil {
-		return err
-	}
-	o.Kind, o.Lower = k, devices.LowerKind(works)
 	return runBench(c, o)
 }
 

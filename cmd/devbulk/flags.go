@@ -80,15 +80,3 @@ func deviceOptions(c *cli.Context, k *devices.Kind, prefix string, count int) (d
 }
 
 func workers(c *cli.Context) (int, error) { return intFlag(c, "workers", 1, 64) }
-
-// modulesUnloadable fails with ErrNotSupported when a module strategy is
-// asked for a kind whose module cannot be unloaded (after probing, which may
-// have loaded it).
-func modulesUnloadable(k *devices.Kind, ds []batch.DeleteStrategy) error {
-	for _, d := range ds {
-		if d == batch.DeleteModule {
-			return batch.ModuleLoaded(k)
-		}
-	}
-	return nil
-}
