@@ -185,3 +185,13 @@ func (n *NetnsSpec) churn() (netnsbench.ChurnOptions, error) {
 func (n *NetnsSpec) create() netnsbench.CreateOptions {
 	return netnsbench.CreateOptions{Count: n.Count, Veth: n.Veth}
 }
+
+// NeedsVM reports whether a scenario of the suite runs in the VM.
+func (s *Suite) NeedsVM() bool {
+	for _, sc := range s.Scenarios {
+		if sc.VM {
+			return true
+		}
+	}
+	return false
+}

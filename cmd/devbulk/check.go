@@ -45,6 +45,18 @@ func checkCommand() *cli.Command {
 	}
 }
 
+// checkArgs is a check as the command line describes it, every flag
+// checked and every kernel found before anything runs.
+type checkArgs struct {
+	format    string
+	threshold float64
+	suite     *check.Suite
+	base      *check.Results
+	saved     *check.Results // --results: compare this instead of running
+	kernels   []*vm.Kernel
+	opts      check.RunOptions
+}
+
 func runCheck(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
@@ -53,108 +65,89 @@ func runCheck(c *cli.Context) error {
 		_, err := c.App.Writer.Write(check.DefaultSuite())
 		return err
 	}
-	format, err := outputFormat(c, checkFormats...)
+	a, err := checkArgsOf(c)
 	if err != nil {
 		return err
 	}
-	threshold, err := check.ParseThreshold(c.String("threshold"))
-	if err != nil {
-		return usage(err)
+	if a.saved != nil {
+		return printCheck(c, a, check.Compare(a.base, a.saved, a.threshold), []*check.Results{a.saved}, nil)
 	}
-	src := check.DefaultSuite()
-	if path := c.String("suite"); path != "" {
-		if src, err = os.ReadFile(path); err != nil {
-			return usage(err)
-		}
-	}
-	suite, err := check.ParseSuite(bytes.NewReader(src))
-	if err != nil {
-		return usage(err)
-	}
-	base, err := readResults(c, "baseline")
-	if err != nil {
-		return err
-	}
-	saved, err := readResults(c, "results")
-	if err != nil {
-		return err
-	}
-	kernels := c.StringSlice("vm-kernel")
-	switch {
-	case saved != nil && (base == nil || len(kernels) > 0 || c.String("save") != ""):
-		return usagef("--results compares a saved run with --baseline FILE; it goes with neither --vm-kernel nor --save")
-	case saved != nil:
-		ch := check.Compare(base, saved, threshold)
-		if err := writeCheck(c, format, ch, []*check.Results{saved}); err != nil {
-			return err
-		}
-		if err := writeSVG(c, func() (*plot.Plot, error) { return charts.Check(ch) }); err != nil {
-			return err
-		}
-		return checkOutcome(ch)
-	case len(kernels) > 2:
-		return usagef("--vm-kernel: at most two, A (the baseline) and B")
-	case len(kernels) == 2 && base != nil:
-		return usagef("--baseline and two --vm-kernel: the first kernel is the baseline")
-	case len(kernels) == 2 && c.String("save") != "":
-		return usagef("--save and two --vm-kernel: save one kernel's results at a time")
-	case c.String("svg") != "" && base == nil && len(kernels) < 2:
-		return usagef("--svg draws the comparison: give --baseline FILE or two --vm-kernel")
-	}
-	var vms []*vm.Kernel // every kernel found before anything runs
-	for _, spec := range kernels {
-		k, err := checkVM(spec)
-		if err != nil {
-			return fmt.Errorf("--vm-kernel %s: %w", spec, err)
-		}
-		vms = append(vms, k)
-	}
-	o := check.RunOptions{Progress: progress(c), Counter: counter(c), MountDir: mountDir()}
-	if len(vms) == 0 {
-		if err := needNetAdmin(); err != nil {
-			return err
-		}
-		if needsVM(suite) && !vm.IsGuest() {
-			var err error
-			if o.VM, err = checkVM("debian"); err != nil {
-				o.VMUnavailable = "needs the VM: " + err.Error()
-			}
-		}
-	}
-	var results []*check.Results
-	var runErr error
-	runs := vms
-	if len(runs) == 0 {
-		runs = []*vm.Kernel{nil} // here, with the suite's vm scenarios in the VM
-	}
-	for _, k := range runs {
-		if k != nil {
-			o.VM, o.AllInVM = k, true
-		}
-		r, err := check.Run(c.Context, suite, o)
-		if r != nil {
-			results = append(results, r)
-		}
-		if runErr = err; err != nil {
-			break // interrupted: what finished is still printed, not saved
-		}
-	}
-	if runErr == nil && c.String("save") != "" {
+	ch, results, runErr := check.RunAndCompare(c.Context, a.suite, a.kernels, a.base, a.threshold, a.opts)
+	if runErr == nil && c.String("save") != "" { // interrupted: what finished is printed, not saved
 		if err := saveResults(c.String("save"), results[0]); err != nil {
 			return err
 		}
 	}
-	var ch *check.Check
-	switch {
-	case len(vms) == 2 && len(results) == 2:
-		ch = check.Compare(results[0], results[1], threshold)
-	case len(vms) < 2 && len(results) == 1:
-		ch = check.Compare(base, results[0], threshold)
-	}
 	if ch == nil {
 		return runErr
 	}
-	if err := writeCheck(c, format, ch, results); err != nil {
+	return printCheck(c, a, ch, results, runErr)
+}
+
+func checkArgsOf(c *cli.Context) (*checkArgs, error) {
+	a := &checkArgs{}
+	var err error
+	if a.format, err = outputFormat(c, checkFormats...); err != nil {
+		return nil, err
+	}
+	if a.threshold, err = check.ParseThreshold(c.String("threshold")); err != nil {
+		return nil, usage(err)
+	}
+	src := check.DefaultSuite()
+	if path := c.String("suite"); path != "" {
+		if src, err = os.ReadFile(path); err != nil {
+			return nil, usage(err)
+		}
+	}
+	if a.suite, err = check.ParseSuite(bytes.NewReader(src)); err != nil {
+		return nil, usage(err)
+	}
+	if a.base, err = readResults(c, "baseline"); err != nil {
+		return nil, err
+	}
+	if a.saved, err = readResults(c, "results"); err != nil {
+		return nil, err
+	}
+	specs := c.StringSlice("vm-kernel")
+	switch {
+	case a.saved != nil && (a.base == nil || len(specs) > 0 || c.String("save") != ""):
+		return nil, usagef("--results compares a saved run with --baseline FILE; it goes with neither --vm-kernel nor --save")
+	case a.saved != nil:
+		return a, nil
+	case len(specs) > 2:
+		return nil, usagef("--vm-kernel: at most two, A (the baseline) and B")
+	case len(specs) == 2 && a.base != nil:
+		return nil, usagef("--baseline and two --vm-kernel: the first kernel is the baseline")
+	case len(specs) == 2 && c.String("save") != "":
+		return nil, usagef("--save and two --vm-kernel: save one kernel's results at a time")
+	case c.String("svg") != "" && a.base == nil && len(specs) < 2:
+		return nil, usagef("--svg draws the comparison: give --baseline FILE or two --vm-kernel")
+	}
+	for _, spec := range specs {
+		k, err := checkVM(spec)
+		if err != nil {
+			return nil, fmt.Errorf("--vm-kernel %s: %w", spec, err)
+		}
+		a.kernels = append(a.kernels, k)
+	}
+	a.opts = check.RunOptions{Progress: progress(c), Counter: counter(c), MountDir: mountDir()}
+	if len(a.kernels) == 0 {
+		if err := needNetAdmin(); err != nil {
+			return nil, err
+		}
+		if a.suite.NeedsVM() && !vm.IsGuest() {
+			if a.opts.VM, err = checkVM("debian"); err != nil {
+				a.opts.VMUnavailable = "needs the VM: " + err.Error()
+			}
+		}
+	}
+	return a, nil
+}
+
+// printCheck prints the comparison and draws it; the exit status is
+// runErr's (an interrupted run), else the check's outcome.
+func printCheck(c *cli.Context, a *checkArgs, ch *check.Check, results []*check.Results, runErr error) error {
+	if err := writeCheck(c, a.format, ch, results); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -186,15 +179,6 @@ func readResults(c *cli.Context, flag string) (*check.Results, error) {
 		return nil, usagef("--%s %s: %v", flag, path, err)
 	}
 	return r, nil
-}
-
-func needsVM(s *check.Suite) bool {
-	for _, sc := range s.Scenarios {
-		if sc.VM {
-			return true
-		}
-	}
-	return false
 }
 
 // checkVM finds the VM kernel for spec: an error that says qemu is
