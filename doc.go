@@ -8,6 +8,8 @@
 //	             what this kernel can create
 //	batch        create a run's devices and delete them by each strategy,
 //	             measuring every phase
+//	bench        timed create→delete cycles in throwaway namespaces, and
+//	             their iproute2 twins
 //	runs         the records that outlive a process: create, delete and
 //	             clean up by record, the --netns resolver
 //	netnsbench   network-namespace churn and teardown

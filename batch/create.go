@@ -12,10 +12,10 @@ import (
 // Create sends the requests that create links and measures the phase. A
 // request whose ACK was lost counts as created only when a lookup finds the
 // link with the run's group. ok[i] reports whether links[i] exists.
-// progress, when not nil, gets the number of links requested so far, once
-// per sendmsg.
+// progress, when not nil, gets the number of requests answered so far,
+// once per sendmsg.
 func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, s CreateStrategy, progress func(done int)) (p Phase, ok []bool, err error) {
-	p = Phase{Phase: "create", Tool: "devbulk", Strategy: string(s), Devices: len(links)}
+	p = Phase{Name: "create", Tool: "devbulk", Strategy: string(s), Devices: len(links)}
 	window := 0 // Conn's: fits the receive buffer
 	if s == CreateSerial {
 		window = 1

@@ -67,7 +67,7 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	if d == DeleteAuto {
 		d = DeleteGroup
 	}
-	p := Phase{Phase: "delete", Tool: "devbulk", Strategy: string(d), Devices: len(s.Links)}
+	p := Phase{Name: "delete", Tool: "devbulk", Strategy: string(d), Devices: len(s.Links)}
 	if err := d.Applies(s.Kind, t.Dedicated != nil); err != nil {
 		return p, err
 	}

@@ -12,7 +12,7 @@ import (
 
 // Phase is the measurement of one create or delete phase.
 type Phase struct {
-	Phase    string `json:"phase"`            // "create" or "delete"
+	Name     string `json:"phase"`            // "create" or "delete"
 	Tool     string `json:"tool"`             // "devbulk" or "iproute2"
 	Strategy string `json:"strategy"`         // see CreateStrategy and DeleteStrategy
 	Module   string `json:"module,omitempty"` // the module strategy: the module unloaded

@@ -43,7 +43,7 @@ type CreateOptions struct {
 // nothing is left behind; when the undo fails the kept ownership stays for
 // `devbulk cleanup`, and the returned set is not nil.
 func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Set, error) {
-	p := Phase{Phase: "create", Tool: "devbulk", Strategy: string(o.Strategy), Devices: o.Devices.Count}
+	p := Phase{Name: "create", Tool: "devbulk", Strategy: string(o.Strategy), Devices: o.Devices.Count}
 	// Advisory: a scan beside a busy creator sees too much rather than too
 	// little, and the kernel refuses a name in use (EEXIST) whatever it saw.
 	existing, err := c.ScanLinks()
@@ -117,7 +117,7 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 	case !all(ok):
 		return undo(fmt.Errorf("%d of %d links not created, first errors: %s", p.Failed, len(links), strings.Join(p.Errors, "; ")))
 	}
-	if err := set.Record(c, devices.LinkNames(links), devices.LinkNames(lowers)); err != nil {
+	if err := set.LookUp(c, devices.LinkNames(links), devices.LinkNames(lowers)); err != nil {
 		return undo(err)
 	}
 	if len(set.Links) != len(links) || len(set.Lowers) != len(lowers) {

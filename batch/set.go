@@ -194,11 +194,11 @@ func (s *Set) leftover(rec, now nlbatch.Link, err error) Leftover {
 	return Leftover{Link: rec, Why: fmt.Sprintf("gone: its ifindex now holds %s, which is not devbulk's", now.Name)}
 }
 
-// Record fills the set from the namespace after creation: links and lowers
+// LookUp fills the set from the namespace after creation: links and lowers
 // are the devices named in names and lowerNames that carry the set's
 // group, found by one lookup each (a dump would be interrupted by every
 // concurrent change in a busy namespace).
-func (s *Set) Record(c *nlbatch.Conn, names, lowerNames []string) error {
+func (s *Set) LookUp(c *nlbatch.Conn, names, lowerNames []string) error {
 	var err error
 	if s.Links, err = s.lookupNamed(c, names); err != nil {
 		return err

@@ -34,7 +34,7 @@ type Options struct {
 	// Compare runs the same cycle with iproute2 in its own namespace.
 	Compare bool
 	// TraceRCU counts the RCU waits and unregister batches of each delete
-	// phase (see package rcutrace); where the kernel cannot, Bench fails
+	// phase (see package rcutrace); where the kernel cannot, Run fails
 	// with devbulk.ErrNotSupported before it starts.
 	TraceRCU bool
 	// Progress, when set, receives one line per step.
@@ -128,7 +128,7 @@ func newStage(o Options, n int) (*stage, error) {
 		st.release()
 		return nil, err
 	}
-	if err := st.set.Record(st.conn, nil, lowerNamesOf(opts.Lowers)); err != nil {
+	if err := st.set.LookUp(st.conn, nil, lowerNamesOf(opts.Lowers)); err != nil {
 		st.release()
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 		return c, fmt.Errorf("%d of %d links not created: %v", p.Failed, n, p.Errors)
 	}
 	lowerNames := names(st.set.Lowers)
-	if err := st.set.Record(st.conn, devices.LinkNames(st.links), lowerNames); err != nil {
+	if err := st.set.LookUp(st.conn, devices.LinkNames(st.links), lowerNames); err != nil {
 		return c, err
 	}
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
@@ -220,7 +220,7 @@ func ipCycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (cre
 	if create, err = ipCreate(ctx, st.ns.NS, st.links); err != nil {
 		return create, nil, err
 	}
-	if err := st.set.Record(st.conn, devices.LinkNames(st.links), names(st.set.Lowers)); err != nil {
+	if err := st.set.LookUp(st.conn, devices.LinkNames(st.links), names(st.set.Lowers)); err != nil {
 		return create, nil, err
 	}
 	if len(st.set.Links) != n {

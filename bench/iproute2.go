@@ -24,7 +24,7 @@ func ipCreate(ctx context.Context, ns netns.NsHandle, links []devices.Link) (*ba
 	for i := range links {
 		script.WriteString(links[i].IPCommand() + "\n")
 	}
-	p := &batch.Phase{Phase: "create", Tool: "iproute2", Strategy: "ip -batch", Devices: len(links)}
+	p := &batch.Phase{Name: "create", Tool: "iproute2", Strategy: "ip -batch", Devices: len(links)}
 	return p, runIP(ctx, ns, p, script.String(), "-batch", "-")
 }
 
@@ -32,7 +32,7 @@ func ipCreate(ctx context.Context, ns netns.NsHandle, links []devices.Link) (*ba
 // inside ns, and measures it. It returns a nil phase where iproute2 has no
 // equivalent (parallel, netns, module).
 func ipDelete(ctx context.Context, ns netns.NsHandle, d batch.DeleteStrategy, s *batch.Set) (*batch.Phase, error) {
-	p := &batch.Phase{Phase: "delete", Tool: "iproute2", Devices: len(s.Links)}
+	p := &batch.Phase{Name: "delete", Tool: "iproute2", Devices: len(s.Links)}
 	each := func(devs []string) (*batch.Phase, error) {
 		var script strings.Builder
 		for _, n := range devs {

@@ -56,7 +56,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 				strategy += " (" + p.Module + ")"
 			}
 			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%.3f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-				c.Count, c.Repeat, p.Phase, strategy, result.FormatNS(p.WallNS), p.MsPerDevice, p.DevicesPerSec,
+				c.Count, c.Repeat, p.Name, strategy, result.FormatNS(p.WallNS), p.MsPerDevice, p.DevicesPerSec,
 				result.FormatNS(p.UserNS), result.FormatNS(p.SysNS), lat[0], lat[1], lat[2], ipWall, ratio)
 		}
 	}
@@ -70,16 +70,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 				continue
 			}
 			if p.Overruns > 0 {
-				notes = append(notes, fmt.Sprintf("N=%d %s %s: %d receive-buffer overruns, %d ACKs lost (settled by lookup)", c.Count, p.Phase, p.Strategy, p.Overruns, p.AcksLost))
+				notes = append(notes, fmt.Sprintf("N=%d %s %s: %d receive-buffer overruns, %d ACKs lost (settled by lookup)", c.Count, p.Name, p.Strategy, p.Overruns, p.AcksLost))
 			}
 			if p.RCU != nil {
-				notes = append(notes, fmt.Sprintf("N=%d %s %s: %s", c.Count, p.Phase, p.Strategy, rcuLine(p)))
+				notes = append(notes, fmt.Sprintf("N=%d %s %s: %s", c.Count, p.Name, p.Strategy, rcuLine(p)))
 			}
 			if p.DrainMethod != "" {
 				notes = append(notes, fmt.Sprintf("N=%d netns: release returned after %s; kernel finished after %s", c.Count, result.FormatNS(p.ReleaseNS), result.FormatNS(p.DrainNS)))
 			}
 			for _, e := range p.Errors {
-				notes = append(notes, fmt.Sprintf("N=%d %s %s %s: %s", c.Count, p.Tool, p.Phase, p.Strategy, e))
+				notes = append(notes, fmt.Sprintf("N=%d %s %s %s: %s", c.Count, p.Tool, p.Name, p.Strategy, e))
 			}
 		}
 	}

@@ -10,31 +10,37 @@ import (
 
 // Resolve fills in what the machine decides, probing in a scratch
 // namespace: the kind when none is given (dummy, else ifb: the cheapest to
-// create and delete) and the kind of the lower devices. It refuses, with an
-// error that matches devbulk.ErrNotSupported, a kind this kernel cannot
-// create and a module strategy whose module cannot be unloaded.
+// create and delete) and, unless given, the kind of the lower devices. It
+// refuses, with an error that matches devbulk.ErrNotSupported, a kind (or
+// lower kind) this kernel cannot create and a module strategy whose module
+// cannot be unloaded (the lower kind's, with UnloadLower).
 func (o *Options) Resolve() error {
-	kinds := []*devices.Kind{devices.Dummy, devices.Ifb} // the default kinds, and lower devices
-	if o.Kind != nil {
-		kinds = append(kinds, o.Kind)
+	var given []*devices.Kind
+	for _, k := range []*devices.Kind{o.Kind, o.Lower} {
+		if k != nil {
+			given = append(given, k)
+		}
 	}
-	sup, err := devices.Probe(kinds...)
+	probe := given
+	if o.Kind == nil { // the default kinds; devices.Probe adds them for a kind that needs a lower device
+		probe = append(probe, devices.Dummy, devices.Ifb)
+	}
+	sup, err := devices.Probe(probe...)
 	if err != nil {
 		return fmt.Errorf("probing kinds: %w", err)
 	}
-	works := map[string]bool{}
-	for _, s := range sup {
-		works[s.Kind.Name] = s.OK
-		if s.Kind == o.Kind && !s.OK {
-			return fmt.Errorf("this kernel cannot create %s: %w", o.Kind.Name, s.Err)
-		}
+	if err := devices.Require(sup, given...); err != nil {
+		return err
 	}
+	works := devices.Works(sup)
 	if o.Kind == nil {
 		if o.Kind = devices.LowerKind(works); o.Kind == nil {
 			return devbulk.NotSupported("neither dummy nor ifb can be created here; pick a kind with --kind (see devbulk kinds)")
 		}
 	}
-	o.Lower = devices.LowerKind(works)
+	if o.Lower == nil {
+		o.Lower = devices.LowerKind(works)
+	}
 	for _, d := range o.Deletes {
 		if d == batch.DeleteModule {
 			unloaded := o.Kind

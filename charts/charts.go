@@ -38,7 +38,7 @@ func Bench(r *bench.Report) (*plot.Plot, error) {
 			if ph == nil || ph.Devices == 0 || ph.WallNS <= 0 {
 				continue
 			}
-			label := ph.Phase + " " + ph.Strategy
+			label := ph.Name + " " + ph.Strategy
 			if ph.Tool == "iproute2" {
 				label = "iproute2 " + label
 			}
@@ -115,7 +115,7 @@ func Netns(r *netnsbench.Report) (*plot.Plot, error) {
 
 // Check plots each benchmark's current median as a percentage of the
 // baseline's (100%), in horizontal bars with the current 95% interval.
-func Check(c *check.Check) (*plot.Plot, error) {
+func Check(c *check.Report) (*plot.Plot, error) {
 	if c.Baseline == nil {
 		return nil, errors.New("a check without a baseline has nothing to compare: plot the output of check --baseline FILE --format json")
 	}
@@ -252,7 +252,7 @@ func FromDocument(b []byte) (*plot.Plot, error) {
 	dec := func(v any) error { return json.NewDecoder(bytes.NewReader(b)).Decode(v) }
 	switch {
 	case probe.Current != nil:
-		var c check.Check
+		var c check.Report
 		if err := dec(&c); err != nil {
 			return nil, err
 		}

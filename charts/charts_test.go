@@ -89,7 +89,7 @@ func TestCharts(t *testing.T) {
 // One count and one value: log axes still get a range, and ticks.
 func TestBenchOfOnePoint(t *testing.T) {
 	r := &bench.Report{Header: result.Header{Tool: "devbulk", Kernel: "k"}, Kind: "ifb", Runs: []bench.Cycle{{Count: 1,
-		Create: batch.Phase{Phase: "create", Strategy: "pipelined", Devices: 1, WallNS: 50000}}}}
+		Create: batch.Phase{Name: "create", Strategy: "pipelined", Devices: 1, WallNS: 50000}}}}
 	p, err := Bench(r)
 	if err != nil {
 		t.Fatal(err)

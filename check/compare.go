@@ -81,9 +81,9 @@ func (s *ScenarioComparison) Failed() bool {
 	return false
 }
 
-// Check is a check's outcome: the current results, compared with the
+// Report is a check's outcome: the current results, compared with the
 // baseline when there is one.
-type Check struct {
+type Report struct {
 	Current   *Results             `json:"current"`
 	Baseline  *Meta                `json:"baseline,omitempty"`
 	Threshold float64              `json:"threshold_pct"`
@@ -91,7 +91,7 @@ type Check struct {
 }
 
 // Failed reports whether any scenario failed.
-func (c *Check) Failed() bool {
+func (c *Report) Failed() bool {
 	for i := range c.Scenarios {
 		if c.Scenarios[i].Failed() {
 			return true
@@ -101,7 +101,7 @@ func (c *Check) Failed() bool {
 }
 
 // AllSkipped reports whether no scenario could run.
-func (c *Check) AllSkipped() bool {
+func (c *Report) AllSkipped() bool {
 	for _, s := range c.Scenarios {
 		if s.Skip == "" {
 			return false
@@ -117,8 +117,8 @@ func (c *Check) AllSkipped() bool {
 // percent; both conditions, so that neither noise nor a tiny but
 // significant drift fails a check. A baseline scenario the current run
 // lacks is compared too: its benchmarks are missing.
-func Compare(base, cur *Results, thresholdPct float64) *Check {
-	c := &Check{Current: cur, Threshold: thresholdPct}
+func Compare(base, cur *Results, thresholdPct float64) *Report {
+	c := &Report{Current: cur, Threshold: thresholdPct}
 	if base != nil {
 		c.Baseline = &base.Meta
 	}

@@ -4,6 +4,6 @@
 // compared with it benchmark by benchmark, as benchstat does — medians with
 // confidence intervals and the Mann-Whitney U test from
 // golang.org/x/perf/benchmath. A regression must be both significant and
-// beyond a threshold. A Check prints as a table, KTAP (for kselftest
+// beyond a threshold. A Report prints as a table, KTAP (for kselftest
 // runners) or the Go benchmark format (for benchstat).
 package check

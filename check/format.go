@@ -13,7 +13,7 @@ import (
 
 // WriteTable prints the check for people: one row per benchmark, the
 // medians with their 95% interval, the change, p and the verdict.
-func (c *Check) WriteTable(w io.Writer) error {
+func (c *Report) WriteTable(w io.Writer) error {
 	m := c.Current.Meta
 	fmt.Fprintf(w, "devbulk %s  suite %s  kernel %s  %d CPUs  %s\n", m.Version, m.Suite, m.Kernel, m.CPUs, m.CPUModel)
 	if c.Baseline != nil {
@@ -64,7 +64,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // WriteKTAP prints the check as KTAP version 1, one test per scenario,
 // with each benchmark as `# key=value` diagnostics before its result line,
 // for kselftest runners. ExitCode gives the matching exit status.
-func (c *Check) WriteKTAP(w io.Writer) error {
+func (c *Report) WriteKTAP(w io.Writer) error {
 	m := c.Current.Meta
 	fmt.Fprintln(w, "KTAP version 1")
 	fmt.Fprintf(w, "# devbulk=%s suite=%s kernel=%s cpus=%d threshold_pct=%g\n", m.Version, m.Suite, m.Kernel, m.CPUs, c.Threshold)
@@ -106,7 +106,7 @@ func (c *Check) WriteKTAP(w io.Writer) error {
 	return err
 }
 
-func (c *Check) counts() (pass, fail, skip int) {
+func (c *Report) counts() (pass, fail, skip int) {
 	for i := range c.Scenarios {
 		switch s := &c.Scenarios[i]; {
 		case s.Skip != "":
@@ -129,7 +129,7 @@ const (
 
 // ExitCode is the kselftest exit status of the check: 1 when a scenario
 // failed, 4 when none could run, else 0.
-func (c *Check) ExitCode() int {
+func (c *Report) ExitCode() int {
 	switch {
 	case c.Failed():
 		return ExitFail
@@ -140,10 +140,12 @@ func (c *Check) ExitCode() int {
 }
 
 // WriteBenchstat writes results in the Go benchmark format, which
-// `benchstat old.txt new.txt` compares. The kernel and the date are in a
-// comment line, not in configuration lines, so that benchstat puts two
-// kernels' files in one table; with kernelKey (several results in one
-// stream), each result's lines carry a kernel: key instead.
+// `benchstat old.txt new.txt` compares. The kernel, the date and the CPU
+// are in a comment line, not in configuration lines (benchstat splits
+// tables on any configuration that differs), so that two kernels' files, a
+// VM's and a host's too, compare in one table; with kernelKey (several
+// results in one stream), each result's lines carry a kernel: key, which
+// `benchstat -col kernel` makes the columns.
 func WriteBenchstat(w io.Writer, kernelKey bool, results ...*Results) error {
 	bw := benchfmt.NewWriter(w)
 	for _, u := range []struct{ unit, better string }{{UnitNsPerOp, "lower"}, {UnitDevPerSec, "higher"}, {UnitNsPerSec, "higher"}} {
@@ -153,13 +155,13 @@ func WriteBenchstat(w io.Writer, kernelKey bool, results ...*Results) error {
 	}
 	for _, r := range results {
 		m := r.Meta
-		fmt.Fprintf(w, "devbulk %s on kernel %s, %s\n", m.Version, m.Kernel, m.Date)
+		fmt.Fprintf(w, "devbulk %s on kernel %s, %d CPUs (%s), %s\n", m.Version, m.Kernel, m.CPUs, m.CPUModel, m.Date)
 		// File configuration (File: true) is what the writer prints as
 		// "key: value" lines; SetConfig would make it internal, unwritten.
 		config := func(key, value string) benchfmt.Config {
 			return benchfmt.Config{Key: key, Value: []byte(value), File: true}
 		}
-		res := &benchfmt.Result{Config: []benchfmt.Config{config("goos", "linux"), config("cpu", m.CPUModel), config("cpus", fmt.Sprint(m.CPUs))}}
+		res := &benchfmt.Result{Config: []benchfmt.Config{config("goos", "linux")}}
 		if kernelKey {
 			res.Config = append(res.Config, config("kernel", m.Kernel))
 		}

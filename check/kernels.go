@@ -16,7 +16,7 @@ import (
 // comparison; when ctx ends it stops, returns ctx's error, and the
 // comparison covers what finished, or is nil when that is not enough to
 // compare.
-func RunAndCompare(ctx context.Context, s *Suite, kernels []*vm.Kernel, base *Results, thresholdPct float64, o RunOptions) (*Check, []*Results, error) {
+func RunAndCompare(ctx context.Context, s *Suite, kernels []*vm.Kernel, base *Results, thresholdPct float64, o RunOptions) (*Report, []*Results, error) {
 	targets := kernels
 	if len(targets) == 0 {
 		targets = []*vm.Kernel{nil} // here

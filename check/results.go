@@ -128,7 +128,7 @@ func BenchLines(r *bench.Report) []Line {
 			if p.Tool == "iproute2" {
 				strategy = "iproute2-" + strategy
 			}
-			name := fmt.Sprintf("%s/kind=%s/strategy=%s/n=%d", title(p.Phase), r.Kind, nameValue(strategy), c.Count)
+			name := fmt.Sprintf("%s/kind=%s/strategy=%s/n=%d", title(p.Name), r.Kind, nameValue(strategy), c.Count)
 			out = append(out, Line{Name: name, Iters: p.Devices, Values: []Value{
 				{float64(p.WallNS) / float64(p.Devices), UnitNsPerOp}, {p.DevicesPerSec, UnitDevPerSec}}})
 		}

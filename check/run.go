@@ -186,7 +186,7 @@ func runInVM(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("VM on %s: %w", o.VM.Release, err)
 	}
-	var c Check
+	var c Report
 	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil || c.Current == nil {
 		return nil, fmt.Errorf("VM on %s: exit %d, no results (%v): %s", o.VM.Release, code, err, tail(stderr.String()))
 	}

@@ -101,6 +101,7 @@ type Link struct {
 	Peer      string     // veth
 	// PeerNetns, when set, is a namespace fd the veth peer is created in
 	// (IFLA_NET_NS_FD): a container's eth0 paired with the host side.
+	// IPCommand leaves it out (an fd means nothing to another process).
 	PeerNetns int
 }
 

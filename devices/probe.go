@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/devbulk/devbulk"
 
@@ -77,6 +78,26 @@ func Probe(kinds ...*Kind) ([]Support, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// Require fails, with an error that matches devbulk.ErrNotSupported, when
+// sup says this kernel cannot create one of kinds.
+func Require(sup []Support, kinds ...*Kind) error {
+	for _, s := range sup {
+		if !s.OK && slices.Contains(kinds, s.Kind) {
+			return fmt.Errorf("this kernel cannot create %s: %w", s.Kind.Name, s.Err)
+		}
+	}
+	return nil
+}
+
+// Works maps each probed kind's name to whether this kernel can create it.
+func Works(sup []Support) map[string]bool {
+	works := map[string]bool{}
+	for _, s := range sup {
+		works[s.Kind.Name] = s.OK
+	}
+	return works
 }
 
 func probeOne(c *nlbatch.Conn, k *Kind, name string, ok map[string]bool) error {

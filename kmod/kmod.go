@@ -8,11 +8,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/devbulk/devbulk"
 
 	"golang.org/x/sys/unix"
 )

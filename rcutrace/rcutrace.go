@@ -12,11 +12,12 @@ package rcutrace
 import (
 	"bytes"
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+
+	"github.com/devbulk/devbulk"
 )
 
 // Functions are the RCU waits counted. synchronize_net waits through
@@ -35,8 +36,9 @@ const Batches = "unregister_calls"
 // batchFunctions are tried in order for Batches.
 var batchFunctions = []string{"unregister_netdevice_many_notify", "unregister_netdevice_many"}
 
-// ErrUnavailable reports a kernel or machine where the counts cannot be
-// had (it matches devbulk.ErrNotSupported).
+// ErrUnavailable is what New returns where the kernel or machine cannot
+// count (it matches devbulk.ErrNotSupported); a Reset or Read that fails
+// after New is an ordinary error.
 var ErrUnavailable = devbulk.NotSupported("RCU call counts unavailable")
 
 const (
@@ -71,7 +73,10 @@ func New() (*Counter, error) {
 	if c.probes[Batches] == "" {
 		return nil, fmt.Errorf("%w: no kprobe on %v", ErrUnavailable, batchFunctions)
 	}
-	return c, c.Reset()
+	if err := c.Reset(); err != nil { // here, the kernel cannot; later, a failure
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return c, nil
 }
 
 // probe creates the kprobe event of fn, unless it exists.
@@ -94,7 +99,7 @@ func (c *Counter) Reset() error {
 		trigger := filepath.Join(eventDir(fn), "trigger")
 		_ = appendFile(trigger, "!hist:keys=common_type\n")
 		if err := appendFile(trigger, "hist:keys=common_type\n"); err != nil {
-			return fmt.Errorf("%w: hist trigger on %s (CONFIG_HIST_TRIGGERS?): %v", ErrUnavailable, fn, err)
+			return fmt.Errorf("hist trigger on %s (CONFIG_HIST_TRIGGERS?): %w", fn, err)
 		}
 	}
 	return nil
@@ -109,7 +114,7 @@ func (c *Counter) Read() (map[string]int, error) {
 	for key, fn := range c.probes {
 		b, err := os.ReadFile(filepath.Join(eventDir(fn), "hist"))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+			return nil, fmt.Errorf("reading the RCU counts: %w", err)
 		}
 		// The totals section ends the file.
 		if i := bytes.LastIndex(b, []byte("Totals:")); i >= 0 {
@@ -117,7 +122,7 @@ func (c *Counter) Read() (map[string]int, error) {
 		}
 		m := hits.FindSubmatch(b)
 		if m == nil {
-			return nil, fmt.Errorf("%w: no hit count in %s's hist", ErrUnavailable, fn)
+			return nil, fmt.Errorf("no hit count in %s's hist", fn)
 		}
 		out[key], _ = strconv.Atoi(string(m[1]))
 	}

@@ -87,7 +87,7 @@ func TestCheckEndToEnd(t *testing.T) {
 		t.Errorf("against a baseline four times as fast: exit %d (want 1)\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = run(t, dir, "check", "--results", base, "--baseline", slow, "--format", "json")
-	var ch check.Check
+	var ch check.Report
 	if err := json.Unmarshal([]byte(r.stdout), &ch); r.code != 0 || err != nil {
 		t.Fatalf("against a baseline four times as slow: exit %d (want 0), %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}

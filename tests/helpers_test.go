@@ -31,10 +31,7 @@ func probeKinds() {
 	if err != nil {
 		panic(err)
 	}
-	probe = map[string]bool{}
-	for _, s := range sup {
-		probe[s.Kind.Name] = s.OK
-	}
+	probe = devices.Works(sup)
 }
 
 func needRoot(t *testing.T) {

@@ -165,7 +165,7 @@ func TestVMNetns(t *testing.T) {
 
 // devbulkCheck runs devbulk check with a suite and returns its JSON output;
 // exit 1 (a regression) is accepted when mayRegress.
-func devbulkCheck(t *testing.T, suite string, mayRegress bool, args ...string) *check.Check {
+func devbulkCheck(t *testing.T, suite string, mayRegress bool, args ...string) *check.Report {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "suite.json")
@@ -173,7 +173,7 @@ func devbulkCheck(t *testing.T, suite string, mayRegress bool, args ...string) *
 		t.Fatal(err)
 	}
 	r := run(t, dir, append([]string{"check", "--suite", path, "--format", "json"}, args...)...)
-	var c check.Check
+	var c check.Report
 	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil || r.code != 0 && !(mayRegress && r.code == 1) {
 		t.Fatalf("devbulk check %v: exit %d, %v\n%s%s", args, r.code, err, r.stdout, r.stderr)
 	}

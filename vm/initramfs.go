@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/cavaliergopher/cpio"
+
 	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/kmod"
 )

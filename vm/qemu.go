@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/devbulk/devbulk"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/devbulk/devbulk"
 
 	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/internal/owner"

@@ -22,7 +22,7 @@ func benchCommand() *cli.Command {
 			kindFlag,
 			&cli.StringFlag{Name: "count", Value: "1000", Usage: "links per cycle: `N[,N..]`"},
 			&cli.StringFlag{Name: "create", Value: "pipelined", Usage: "create strategy: serial or pipelined"},
-			&cli.StringFlag{Name: "delete", Value: "serial,group,netns", Usage: "delete strategies: `S[,S..]` of serial, pipelined, parallel, group, netns, lower, module, auto"},
+			&cli.StringFlag{Name: "delete", Value: "serial,group,netns", Usage: "delete strategies: `S[,S..]` of " + strategyList()},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per count and strategy (1..100)"},
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
 			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,

@@ -146,7 +146,7 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 
 // printCheck prints the comparison and draws it; the exit status is
 // runErr's (an interrupted run), else the check's outcome.
-func printCheck(c *cli.Context, a *checkArgs, ch *check.Check, results []*check.Results, runErr error) error {
+func printCheck(c *cli.Context, a *checkArgs, ch *check.Report, results []*check.Results, runErr error) error {
 	if err := writeCheck(c, a.format, ch, results); err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func saveResults(path string, r *check.Results) error {
 // writeCheck prints the check; in the benchstat format, its results: two
 // kernels' with a kernel: configuration key each, so that benchstat can
 // tell them apart in one file (-col kernel).
-func writeCheck(c *cli.Context, format string, ch *check.Check, results []*check.Results) error {
+func writeCheck(c *cli.Context, format string, ch *check.Report, results []*check.Results) error {
 	w := c.App.Writer
 	switch format {
 	case "json":
@@ -221,7 +221,7 @@ func writeCheck(c *cli.Context, format string, ch *check.Check, results []*check
 // errCheckFailed ends a check that found a failure; the output said which.
 var errCheckFailed = errors.New("check failed: a scenario failed or regressed (see the output)")
 
-func checkOutcome(ch *check.Check) error {
+func checkOutcome(ch *check.Report) error {
 	switch ch.ExitCode() {
 	case check.ExitFail:
 		return &exitError{exitFailed, errCheckFailed}

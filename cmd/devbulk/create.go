@@ -73,7 +73,7 @@ func create(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := requireKind(k, sup); err != nil {
+	if err := devices.Require(sup, k); err != nil {
 		return err
 	}
 	store, err := openStore()

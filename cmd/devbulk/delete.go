@@ -22,7 +22,7 @@ func deleteCommand() *cli.Command {
 		Usage: "delete every link devbulk created in a netns (and nothing else)",
 		Flags: []cli.Flag{
 			netnsFlag,
-			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: "serial, pipelined, parallel, group, lower, module or auto (group)"},
+			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: strategyList(batch.DeleteNetns) + " (auto: group)"},
 			&cli.StringFlag{Name: "prefix", Usage: "only runs whose prefix starts with `P`"},
 			&cli.StringFlag{Name: "kind", Usage: "only runs of kind `K`"},
 			&cli.BoolFlag{Name: "force", Usage: "delete a run even while the devbulk that made it still runs"},

@@ -49,21 +49,7 @@ func support(kinds ...*devices.Kind) (map[string]bool, []devices.Support, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("probing kinds: %w", err)
 	}
-	works := map[string]bool{}
-	for _, s := range sup {
-		works[s.Kind.Name] = s.OK
-	}
-	return works, sup, nil
-}
-
-// requireKind fails with exit 4 when this kernel cannot create kind k.
-func requireKind(k *devices.Kind, sup []devices.Support) error {
-	for _, s := range sup {
-		if s.Kind == k && !s.OK {
-			return fmt.Errorf("this kernel cannot create %s: %w", k.Name, s.Err)
-		}
-	}
-	return nil
+	return devices.Works(sup), sup, nil
 }
 
 // intFlag reads an integer flag given as text, so that a malformed value
@@ -109,7 +95,7 @@ func stateDir() string {
 // mountDir is where `netns create` keeps its namespaces: under the state
 // directory when DEVBULK_STATE_DIR names one, else netnsbench's default.
 func mountDir() string {
-	if dir := os.Getenv("DEVBULK_STATE_DIR"); dir != "" {
+	if dir := stateDir(); dir != runs.DefaultDir {
 		return filepath.Join(dir, "netns")
 	}
 	return netnsbench.DefaultMountDir

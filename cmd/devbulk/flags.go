@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -80,3 +81,15 @@ func deviceOptions(c *cli.Context, k *devices.Kind, prefix string, count int) (d
 }
 
 func workers(c *cli.Context) (int, error) { return intFlag(c, "workers", 1, 64) }
+
+// strategyList names the delete strategies, but those excepted, for a
+// flag's usage.
+func strategyList(except ...batch.DeleteStrategy) string {
+	var names []string
+	for _, d := range batch.DeleteStrategies {
+		if !slices.Contains(except, d) {
+			names = append(names, string(d))
+		}
+	}
+	return strings.Join(names, ", ")
+}

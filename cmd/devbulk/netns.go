@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/devbulk/devbulk/charts"
+	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/netnsbench"
 )
 
@@ -33,7 +34,7 @@ func netnsCommand() *cli.Command {
 			},
 			{
 				Name: "create",
-				Usage: "create and keep N namespaces (bind-mounted under " + netnsbench.DefaultMountDir + "), with the creation rate every K, " +
+				Usage: "create and keep N namespaces (bind-mounted under " + mountDir() + "), with the creation rate every K, " +
 					"then release them all and time the drain",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"},
@@ -95,7 +96,7 @@ func churn(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := requireKind(p.Kind, sup); err != nil {
+		if err := devices.Require(sup, p.Kind); err != nil {
 			return fmt.Errorf("payload %s: %w", p.Name, err)
 		}
 	}

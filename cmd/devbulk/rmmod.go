@@ -68,16 +68,7 @@ func rmmod(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	_, sup, err := support(o.Kind, k)
-	if err != nil {
-		return err
-	}
-	for _, kind := range []*devices.Kind{o.Kind, k} {
-		if err := requireKind(kind, sup); err != nil {
-			return err
-		}
-	}
-	if err := batch.ModuleLoaded(k); err != nil {
+	if err := o.Resolve(); err != nil {
 		return err
 	}
 	return runBench(c, o)
