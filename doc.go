@@ -1,5 +1,6 @@
 // Package devbulk holds what every devbulk package shares: the one error
-// that says "not here". The work is in the packages below it:
+// that says "not here" (ErrNotSupported), the version, and the Header of
+// every result document. The work is in the packages below it:
 //
 //	nlbatch      a NETLINK_ROUTE socket for bulk work: many requests per
 //	             sendmsg, one result per request, lost ACKs told apart

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
@@ -56,7 +57,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Repeat <= 0 {
 		o.Repeat = 1
 	}
-	r := &Report{Header: result.NewHeader(), Kind: o.Kind.Name, Up: o.Up}
+	r := &Report{Header: devbulk.NewHeader(), Kind: o.Kind.Name, Up: o.Up}
 	defer func() { r.MaxRSSKiB = result.MaxRSSKiB() }()
 	if o.TraceRCU {
 		c, err := rcutrace.New()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/rcutrace"
@@ -14,7 +15,7 @@ import (
 // Report is the result document of a bench: stable field names, documented
 // in the README. Durations are integer nanoseconds.
 type Report struct {
-	result.Header
+	devbulk.Header
 	Kind string  `json:"kind"`
 	Up   bool    `json:"up"`
 	Runs []Cycle `json:"runs"`

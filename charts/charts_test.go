@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
-	"github.com/devbulk/devbulk/internal/result"
 )
 
 // svgTexts parses an SVG document and returns its root element's name and
@@ -88,7 +88,7 @@ func TestCharts(t *testing.T) {
 
 // One count and one value: log axes still get a range, and ticks.
 func TestBenchOfOnePoint(t *testing.T) {
-	r := &bench.Report{Header: result.Header{Tool: "devbulk", Kernel: "k"}, Kind: "ifb", Runs: []bench.Cycle{{Count: 1,
+	r := &bench.Report{Header: devbulk.Header{Tool: "devbulk", Kernel: "k"}, Kind: "ifb", Runs: []bench.Cycle{{Count: 1,
 		Create: batch.Phase{Name: "create", Strategy: "pipelined", Devices: 1, WallNS: 50000}}}}
 	p, err := Bench(r)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/devbulk/devbulk/internal/result"
+	"github.com/devbulk/devbulk"
 )
 
 // lines makes one benchmark's repetitions with the given ns/op values.
@@ -27,7 +27,7 @@ func lines(name string, vals ...float64) []Line {
 }
 
 func results(kernel string, scenarios ...Scenario) *Results {
-	return &Results{Meta: Meta{Header: result.Header{Tool: "devbulk", Version: "test", Kernel: kernel, CPUs: 2, Date: "2026-12-02T00:00:00Z"},
+	return &Results{Meta: Meta{Header: devbulk.Header{Tool: "devbulk", Version: "test", Kernel: kernel, CPUs: 2, Date: "2026-12-02T00:00:00Z"},
 		CPUModel: "Test CPU", Suite: "fixture"}, Scenarios: scenarios}
 }
 

@@ -3,15 +3,15 @@ package check_test
 import (
 	"fmt"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/check"
-	"github.com/devbulk/devbulk/internal/result"
 )
 
 // Two runs of one benchmark, six repetitions each: the second is about 49%
 // slower, which the Mann-Whitney U test calls significant.
 func ExampleCompare() {
 	run := func(kernel string, nsPerDevice ...float64) *check.Results {
-		r := &check.Results{Meta: check.Meta{Header: result.Header{Tool: "devbulk", Kernel: kernel}}}
+		r := &check.Results{Meta: check.Meta{Header: devbulk.Header{Tool: "devbulk", Kernel: kernel}}}
 		sc := check.Scenario{Name: "dummy"}
 		for _, v := range nsPerDevice {
 			sc.Lines = append(sc.Lines, check.Line{Name: "Delete/kind=dummy/strategy=group/n=1000", Iters: 1000,

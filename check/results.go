@@ -13,9 +13,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
-	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/netnsbench"
 )
 
@@ -28,7 +28,7 @@ type Results struct {
 
 // Meta describes the machine, kernel and tool of a check.
 type Meta struct {
-	result.Header
+	devbulk.Header
 	// KernelConfigSHA256 is the hash of the running kernel's configuration
 	// (/proc/config.gz, else /boot/config-RELEASE); empty when unreadable.
 	KernelConfigSHA256 string `json:"kernel_config_sha256,omitempty"`
@@ -63,10 +63,10 @@ type Value struct {
 }
 
 // NewMeta describes this machine and kernel now.
-func NewMeta(suite string) Meta { return MetaFor(result.NewHeader(), suite) }
+func NewMeta(suite string) Meta { return MetaFor(devbulk.NewHeader(), suite) }
 
 // MetaFor completes a result document's header (made on this machine).
-func MetaFor(h result.Header, suite string) Meta {
+func MetaFor(h devbulk.Header, suite string) Meta {
 	return Meta{Header: h, KernelConfigSHA256: kernelConfigHash(), CPUModel: cpuModel(), Suite: suite}
 }
 

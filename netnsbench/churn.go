@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/internal/result"
 
 	"github.com/vishvananda/netns"
@@ -42,7 +43,7 @@ type ChurnOptions struct {
 
 // Report is the result document of a netns scenario.
 type Report struct {
-	result.Header
+	devbulk.Header
 	Scenario string `json:"scenario"` // churn or sequential
 	Runs     []Run  `json:"runs"`
 }
@@ -180,7 +181,7 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 		}
 		defer parent.Close()
 	}
-	r := &Report{Header: result.NewHeader(), Scenario: "churn"}
+	r := &Report{Header: devbulk.NewHeader(), Scenario: "churn"}
 	run := Run{Mode: "direct", Workers: o.Workers, PerWorker: o.PerWorker, Namespaces: o.Workers * o.PerWorker, Payload: o.Payload.Name}
 	if o.Exec {
 		run.Mode = "exec"
@@ -374,7 +375,7 @@ func Sequential(ctx context.Context, n int) (*Report, error) {
 	if err := CheckCount(n, 1); err != nil {
 		return nil, err
 	}
-	r := &Report{Header: result.NewHeader(), Scenario: "sequential"}
+	r := &Report{Header: devbulk.NewHeader(), Scenario: "sequential"}
 	run := Run{Mode: "direct", Workers: 1, PerWorker: n, Namespaces: n, Payload: "none"}
 	var created, released atomic.Int64
 	body := func() error {

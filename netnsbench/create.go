@@ -9,8 +9,8 @@ import (
 
 	"github.com/vishvananda/netns"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/internal/nsthread"
-	"github.com/devbulk/devbulk/internal/result"
 )
 
 // CreateOptions describe `netns create`: Count namespaces made one after
@@ -66,7 +66,7 @@ func Create(ctx context.Context, o CreateOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Header: result.NewHeader(), Scenario: "create"}
+	r := &Report{Header: devbulk.NewHeader(), Scenario: "create"}
 	run := Run{Mode: "direct", Workers: 1, PerWorker: o.Count, Namespaces: o.Count, Payload: "none"}
 	if o.Veth {
 		run.Payload = "veth"

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/internal/nsthread"
 )
 
 // Transport is what a Conn talks to: the kernel's NETLINK_ROUTE socket, or

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 )
 
 func linkMessage(seq uint32, flags uint16, index int32, name string, group uint32) []byte {

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
-	"golang.org/x/sys/unix"
 )
 
 // Delete links 10..19, many requests per sendmsg, and tell each outcome

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 )
 
 // withLinks is a fake kernel with a queue of capacity replies and the

@@ -3,9 +3,10 @@ package nlbatch
 import (
 	"encoding/binary"
 
-	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 )
 
 // rtextFilterSkipStats is RTEXT_FILTER_SKIP_STATS (include/uapi/linux/rtnetlink.h).

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 )
 
 // replyTruesize is what one RTM_GETLINK answer (the link and its ACK) costs

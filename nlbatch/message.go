@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 )
 
 var errShort = errors.New("netlink: truncated message")

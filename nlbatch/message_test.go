@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 )
 
 func TestParseAck(t *testing.T) {

@@ -7,11 +7,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vishvananda/netns"
+
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/owner"
 	"github.com/devbulk/devbulk/nlbatch"
-	"github.com/vishvananda/netns"
 )
 
 // ErrRunning reports a run whose devbulk process still runs.

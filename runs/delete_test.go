@@ -7,12 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // fakeStore is a store in a temporary directory and a fake kernel holding

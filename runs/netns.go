@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/devbulk/devbulk/batch"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/batch"
 )
 
 // ErrBadNetns reports a --netns that names no network namespace devbulk

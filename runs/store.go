@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/devbulk/devbulk/internal/safefs"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/internal/safefs"
 )
 
 // DefaultDir is where devbulk keeps its records.

@@ -12,8 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/devbulk/devbulk/internal/nsthread"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/internal/nsthread"
 )
 
 const slabDir = "/sys/kernel/slab/net_namespace"

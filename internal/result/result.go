@@ -1,34 +1,14 @@
-// Package result holds what every devbulk result document shares: its
-// header (tool, version, kernel, CPUs, date), the process's CPU time and
-// peak memory, and the compact duration format of the tables.
+// Package result holds what devbulk's measurements share: the process's
+// CPU time and peak memory, and the compact duration format of the tables.
+// (The header of every result document is devbulk.Header.)
 package result
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 
-	"github.com/devbulk/devbulk"
 	"golang.org/x/sys/unix"
 )
-
-// Header is what every devbulk result document starts with: which tool,
-// which kernel, how many CPUs, when.
-type Header struct {
-	Tool    string `json:"tool"`
-	Version string `json:"version"`
-	Kernel  string `json:"kernel"`
-	CPUs    int    `json:"cpus"`
-	Date    string `json:"date"`
-}
-
-// NewHeader describes this machine and run now.
-func NewHeader() Header {
-	var u unix.Utsname
-	_ = unix.Uname(&u)
-	return Header{Tool: "devbulk", Version: devbulk.Version(), Kernel: unix.ByteSliceToString(u.Release[:]),
-		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339)}
-}
 
 // CPU is the user and system time this process has used, in nanoseconds,
 // with that of its waited-for children when children is set.

@@ -16,9 +16,10 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/nlbatch/internal/nlwire"
 )
 
 // Link is one device in the fake kernel's table.
