@@ -209,3 +209,36 @@ func TestForeignDeviceMovedIntoTheGroupIsReported(t *testing.T) {
 		t.Errorf("%v; vanished %v", err, p.Vanished)
 	}
 }
+
+// A create that fails half-way (another process took one of the run's
+// names in between) is undone: everything the run made is deleted by
+// group, the other process's device stays, and Forget is called; Keep saw
+// the run's ownership before the first device was made.
+func TestFailedCreateIsUndone(t *testing.T) {
+	k := &nlbatchtest.Kernel{}
+	k.Add(nlbatchtest.Link{Name: "lo"})
+	made := 0
+	k.After = func(typ, _ uint16) {
+		if typ == unix.RTM_NEWLINK {
+			if made++; made == 3 {
+				k.Add(nlbatchtest.Link{Name: "lab7", Kind: "ifb"}) // someone's, group 0
+			}
+		}
+	}
+	var kept []bool
+	forgot := false
+	_, set, err := CreateIn(context.Background(), nlbatch.NewConn(k, 1<<20, 1<<20), CreateOptions{
+		Kind: devices.Ifb, Devices: devices.Options{Count: 20, Prefix: "lab"}, Strategy: CreateSerial, NS: netns.None(),
+		Keep:   func(_ *Set, complete bool) error { kept = append(kept, complete); return nil },
+		Forget: func() error { forgot = true; return nil },
+	})
+	if err == nil || !strings.Contains(err.Error(), "lab7") || set != nil {
+		t.Fatalf("create with lab7 taken meanwhile: %v, set %v; want an error naming lab7 and no set", err, set)
+	}
+	if got := kernelNames(k); got != "lo lab7" {
+		t.Errorf("after the undo the kernel holds %q, want lo and the other process's lab7", got)
+	}
+	if fmt.Sprint(kept) != "[false]" || !forgot {
+		t.Errorf("Keep calls %v (want [false]: before the first device), Forget called %v", kept, forgot)
+	}
+}
