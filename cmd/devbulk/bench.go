@@ -36,37 +36,50 @@ func benchCommand() *cli.Command {
 var benchFormats = []string{"table", "json", "benchstat"}
 
 func benchAction(c *cli.Context) error {
-	// Everything the command line says is checked before the kernel is touched.
-	if err := noArgs(c); err != nil {
+	o, err := benchOptionsOf(c)
+	if err != nil {
 		return err
+	}
+	if err := needNetAdmin(); err != nil {
+		return err
+	}
+	if err := o.Resolve(); err != nil {
+		return err
+	}
+	return runBench(c, o)
+}
+
+// benchOptionsOf reads the bench's flags: everything the command line says
+// is checked before the kernel is touched.
+func benchOptionsOf(c *cli.Context) (bench.Options, error) {
+	o := bench.Options{Up: c.Bool("up"), VlanProto: c.String("vlan-proto"), TraceRCU: c.Bool("trace-rcu")}
+	if err := noArgs(c); err != nil {
+		return o, err
 	}
 	if _, err := outputFormat(c, benchFormats...); err != nil {
-		return err
+		return o, err
 	}
-	var k *devices.Kind
+	var err error
 	if c.String("kind") != "" {
-		var err error
-		if k, err = kindOf(c); err != nil {
-			return err
+		if o.Kind, err = kindOf(c); err != nil {
+			return o, err
 		}
 	}
-	o := bench.Options{Up: c.Bool("up"), VlanProto: c.String("vlan-proto"), TraceRCU: c.Bool("trace-rcu")}
-	var err error
 	if o.Create, err = batch.ParseCreate(c.String("create")); err != nil {
-		return usage(err)
+		return o, usage(err)
 	}
 	if o.Repeat, err = intFlag(c, "repeat", 1, 100); err != nil {
-		return err
+		return o, err
 	}
 	if o.Workers, err = workers(c); err != nil {
-		return err
+		return o, err
 	}
 	switch c.String("compare") {
 	case "":
 	case "iproute2":
 		o.Compare = true
 	default:
-		return usagef("--compare %q: the only comparison is iproute2", c.String("compare"))
+		return o, usagef("--compare %q: the only comparison is iproute2", c.String("compare"))
 	}
 	check := func(k *devices.Kind) error {
 		if o.Counts, err = counts(c.String("count"), k); err != nil {
@@ -80,22 +93,11 @@ func benchAction(c *cli.Context) error {
 		o.Deletes, err = deleteStrategies(c.String("delete"), k, true)
 		return err
 	}
-	if k != nil {
-		if err := check(k); err != nil {
-			return err
-		}
-	} else if err := check(devices.Ifb); err != nil { // the default kinds share their limits
-		return err
+	limits := o.Kind
+	if limits == nil {
+		limits = devices.Ifb // the default kinds share their limits
 	}
-	if err := needNetAdmin(); err != nil {
-		return err
-	}
-
-	o.Kind = k
-	if err := o.Resolve(); err != nil {
-		return err
-	}
-	return runBench(c, o)
+	return o, check(limits)
 }
 
 // runBench runs the cycles, with progress on a terminal, and prints the

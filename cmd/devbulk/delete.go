@@ -33,22 +33,7 @@ func deleteCommand() *cli.Command {
 }
 
 func deleteAction(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	d, err := batch.ParseDelete(c.String("strategy"))
-	if err != nil {
-		return usage(err)
-	}
-	if err := d.Applies(devices.Ifb, false); d == batch.DeleteNetns {
-		return usage(err)
-	}
-	if kind := c.String("kind"); kind != "" {
-		if _, err := devices.Lookup(kind); err != nil {
-			return usage(err)
-		}
-	}
-	w, err := workers(c)
+	o, err := deleteOptionsOf(c)
 	if err != nil {
 		return err
 	}
@@ -57,6 +42,7 @@ func deleteAction(c *cli.Context) error {
 		return err
 	}
 	defer ns.Close()
+	o.NS, o.Inode = ns, ino
 	store, err := openStore()
 	if err != nil {
 		return err
@@ -66,11 +52,38 @@ func deleteAction(c *cli.Context) error {
 		return err
 	}
 	defer conn.Close()
-	rep, err := store.Delete(c.Context, conn, runs.DeleteOptions{Netns: c.String("netns"), NS: ns, Inode: ino,
-		Prefix: c.String("prefix"), Kind: c.String("kind"), Strategy: d, Workers: w, Force: c.Bool("force")})
+	rep, err := store.Delete(c.Context, conn, o)
 	if err != nil {
 		return err
 	}
+	return printDeletes(c, rep)
+}
+
+// deleteOptionsOf reads the delete's flags (the namespace is opened apart).
+func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
+	o := runs.DeleteOptions{Netns: c.String("netns"), Prefix: c.String("prefix"), Kind: c.String("kind"), Force: c.Bool("force")}
+	if err := noArgs(c); err != nil {
+		return o, err
+	}
+	var err error
+	if o.Strategy, err = batch.ParseDelete(c.String("strategy")); err != nil {
+		return o, usage(err)
+	}
+	if err := o.Strategy.Applies(devices.Ifb, false); o.Strategy == batch.DeleteNetns {
+		return o, usage(err)
+	}
+	if o.Kind != "" {
+		if _, err := devices.Lookup(o.Kind); err != nil {
+			return o, usage(err)
+		}
+	}
+	o.Workers, err = workers(c)
+	return o, err
+}
+
+// printDeletes prints what each run's delete did; its error is the
+// report's, and says so when malformed records were ignored.
+func printDeletes(c *cli.Context, rep *runs.DeleteReport) error {
 	warnBad(c, rep.Bad)
 	warnStale(c, rep.Stale)
 	if len(rep.Runs) == 0 {
@@ -90,7 +103,7 @@ func deleteAction(c *cli.Context) error {
 			printDeleted(c, o)
 		}
 	}
-	err = rep.Err()
+	err := rep.Err()
 	if len(rep.Bad) > 0 {
 		// Their runs were not touched: say so in the exit status too.
 		err = errors.Join(err, fmt.Errorf("%d malformed records ignored, their devices not deleted (see above)", len(rep.Bad)))
