@@ -35,47 +35,24 @@ func createCommand() *cli.Command {
 }
 
 func create(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	k, err := kindOf(c)
+	o, err := createOptionsOf(c)
 	if err != nil {
 		return err
-	}
-	n, err := counts(c.String("count"), k)
-	if err != nil {
-		return err
-	}
-	if len(n) != 1 {
-		return usagef("create takes one --count, got %q", c.String("count"))
-	}
-	dev, err := deviceOptions(c, k, c.String("prefix"), n[0])
-	if err != nil {
-		return err
-	}
-	strategy, err := batch.ParseCreate(c.String("strategy"))
-	if err != nil {
-		return usage(err)
-	}
-	var parents []string
-	if p := c.String("parent"); p != "" {
-		if !k.NeedsLower {
-			return usagef("--parent applies to kinds with a lower device (vlan, macvlan), not %s", k.Name)
-		}
-		parents = strings.Split(p, ",")
 	}
 	ns, ino, err := targetNetns(c)
 	if err != nil {
 		return err
 	}
 	defer ns.Close()
-	works, sup, err := support(k)
+	o.NS, o.Netns = ns, c.String("netns")
+	works, sup, err := support(o.Kind)
 	if err != nil {
 		return err
 	}
-	if err := devices.Require(sup, k); err != nil {
+	if err := devices.Require(sup, o.Kind); err != nil {
 		return err
 	}
+	o.Lower = devices.LowerKind(works)
 	store, err := openStore()
 	if err != nil {
 		return err
@@ -91,13 +68,46 @@ func create(c *cli.Context) error {
 		return err
 	}
 	defer conn.Close()
-	p, rec, err := store.Create(c.Context, conn, batch.CreateOptions{
-		Kind: k, Devices: dev, Strategy: strategy, Parents: parents, Lower: devices.LowerKind(works),
-		NS: ns, Netns: c.String("netns"),
-	}, ino)
+	p, rec, err := store.Create(c.Context, conn, o, ino)
 	if err != nil {
 		return err
 	}
+	return printCreated(c, p, rec)
+}
+
+// createOptionsOf reads the create's flags (the namespace is opened apart).
+func createOptionsOf(c *cli.Context) (batch.CreateOptions, error) {
+	var o batch.CreateOptions
+	if err := noArgs(c); err != nil {
+		return o, err
+	}
+	var err error
+	if o.Kind, err = kindOf(c); err != nil {
+		return o, err
+	}
+	n, err := counts(c.String("count"), o.Kind)
+	if err != nil {
+		return o, err
+	}
+	if len(n) != 1 {
+		return o, usagef("create takes one --count, got %q", c.String("count"))
+	}
+	if o.Devices, err = deviceOptions(c, o.Kind, c.String("prefix"), n[0]); err != nil {
+		return o, err
+	}
+	if o.Strategy, err = batch.ParseCreate(c.String("strategy")); err != nil {
+		return o, usage(err)
+	}
+	if p := c.String("parent"); p != "" {
+		if !o.Kind.NeedsLower {
+			return o, usagef("--parent applies to kinds with a lower device (vlan, macvlan), not %s", o.Kind.Name)
+		}
+		o.Parents = strings.Split(p, ",")
+	}
+	return o, nil
+}
+
+func printCreated(c *cli.Context, p batch.Phase, rec *runs.Record) error {
 	if c.Bool("json") {
 		return json.NewEncoder(c.App.Writer).Encode(struct {
 			Phase  batch.Phase  `json:"create"`
@@ -105,7 +115,7 @@ func create(c *cli.Context) error {
 		}{p, rec})
 	}
 	fmt.Fprintf(c.App.Writer, "created %d %s links %s..%s in netns %s (group %d) in %s: %.3f ms/device\n",
-		len(rec.Links), k.Name, rec.Links[0].Name, rec.Links[len(rec.Links)-1].Name, rec.Netns, rec.Group,
+		len(rec.Links), rec.Kind, rec.Links[0].Name, rec.Links[len(rec.Links)-1].Name, rec.Netns, rec.Group,
 		result.FormatNS(p.WallNS), p.MsPerDevice)
 	return nil
 }
