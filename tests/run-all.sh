@@ -36,6 +36,7 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
+go vet -tags root ./... # the examples that need root
 # Short fuzzing passes (their seeds and testdata/fuzz corpora also run in
 # the tests below): netlink replies and ACKs, records, the --netns resolver,
 # suites and thresholds, payloads, modules.dep and .modinfo, result documents.
@@ -55,12 +56,13 @@ fuzz ./netnsbench FuzzParsePayload 200000x
 fuzz ./kmod FuzzParseDep 200000x
 fuzz ./kmod FuzzParseModinfo 200000x
 fuzz ./charts FuzzFromDocument 50000x
+# -tags root adds the examples that need root (bench, netnsbench).
 # gotestsum prints each test and its closing DONE line; tests/summary then
 # prints ran/passed/skipped/failed per package and fails on a skip whose
 # reason tests/expected-skips does not name.
 events=$(mktemp /tmp/devbulk-tests-XXXXXX.json)
 status=0
-go run gotest.tools/gotestsum@v1.13.0 --format testname --jsonfile "$events" -- -race -count=1 -timeout 30m ./... || status=$?
+go run gotest.tools/gotestsum@v1.13.0 --format testname --jsonfile "$events" -- -race -tags root -count=1 -timeout 30m ./... || status=$?
 go run ./tests/summary -expected tests/expected-skips "$events" || status=1
 rm -f "$events"
 exit $status
