@@ -172,3 +172,79 @@ func TestKselftestWrapper(t *testing.T) {
 		t.Errorf("without devbulk: exit %d\n%s", code, out)
 	}
 }
+
+// The wrapper under the kernel's own kselftest runner (run_kselftest.sh and
+// kselftest/runner.sh from Debian's linux-source; tests/run-all.sh sets
+// DEVBULK_KSELFTEST), installed as `make install` lays a collection out:
+// its TAP says pass, fail (a doctored baseline four times as fast), skip (no
+// devbulk) and, with a settings timeout shorter than the check, TIMEOUT —
+// after which devbulk, stopped by timeout(1)'s SIGTERM, left nothing behind.
+func TestKselftestUnderTheKernelRunner(t *testing.T) {
+	needKind(t, "ifb")
+	src := os.Getenv("DEVBULK_KSELFTEST")
+	if src == "" {
+		t.Skip("the kernel's kselftest runner is not installed: tests/run-all.sh installs it (DEVBULK_KSELFTEST=tools/testing/selftests)")
+	}
+	dir := t.TempDir()
+	install := filepath.Join(dir, "kselftest_install")
+	for _, cp := range [][2]string{
+		{filepath.Join(src, "run_kselftest.sh"), install},
+		{filepath.Join(src, "kselftest"), install},
+		{"../kselftest/devbulk_check.sh", filepath.Join(install, "devbulk")},
+		{"../kselftest/settings", filepath.Join(install, "devbulk")},
+	} {
+		if err := os.MkdirAll(cp[1], 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("cp", "-r", cp[0], cp[1]).CombinedOutput(); err != nil {
+			t.Fatalf("cp %s: %v\n%s", cp[0], err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(install, "kselftest-list.txt"), []byte("devbulk:devbulk_check.sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	suite := filepath.Join(dir, "suite.json")
+	os.WriteFile(suite, []byte(`{"name": "ksft", "scenarios": [{"name": "ifb", "bench": {"kind": "ifb", "count": 100, "delete": ["group"]}}]}`), 0o644)
+	state := filepath.Join(dir, "state")
+	base := filepath.Join(dir, "base.json")
+	if r := run(t, state, "check", "--suite", suite, "--save", base, "--quiet"); r.code != 0 {
+		t.Fatalf("check --save: exit %d\n%s", r.code, r.stderr)
+	}
+	fast := filepath.Join(dir, "fast.json")
+	scaleBaseline(t, base, fast, 0.25)
+
+	runner := func(env ...string) string {
+		cmd := exec.Command("./run_kselftest.sh", "-c", "devbulk")
+		cmd.Dir = install
+		cmd.Env = append(os.Environ(), append([]string{"DEVBULK=" + binary(t), "DEVBULK_SUITE=" + suite, "DEVBULK_STATE_DIR=" + state}, env...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Logf("run_kselftest.sh: %v", err) // its own status is not the test's verdict; the TAP is
+		}
+		return string(out)
+	}
+	const hdr = "selftests: devbulk: devbulk_check.sh"
+	for _, c := range []struct {
+		name, want string
+		env        []string
+	}{
+		{"pass", "\nok 1 " + hdr + "\n", nil},
+		{"fail", "\nnot ok 1 " + hdr + " # exit=1\n", []string{"DEVBULK_BASELINE=" + fast}},
+		{"skip", "\nok 1 " + hdr + " # SKIP\n", []string{"DEVBULK=/nonexistent/devbulk"}},
+	} {
+		if out := runner(c.env...); !strings.Contains(out, c.want) || !strings.HasPrefix(out, "TAP version 13\n1..1\n") {
+			t.Errorf("%s: no %q in the runner's TAP:\n%s", c.name, c.want, out)
+		}
+	}
+
+	// The settings file's timeout is the runner's: a check longer than it
+	// is reported as a timeout, and stops cleanly.
+	os.WriteFile(suite, []byte(`{"name": "ksft", "scenarios": [{"name": "ifb", "bench": {"kind": "ifb", "count": 3000, "delete": ["serial"]}}]}`), 0o644)
+	os.WriteFile(filepath.Join(install, "devbulk", "settings"), []byte("timeout=2\n"), 0o644)
+	if out := runner(); !strings.Contains(out, "\nnot ok 1 "+hdr+" # TIMEOUT 2 seconds\n") {
+		t.Errorf("timeout: the runner's TAP:\n%s", out)
+	}
+	if recs := records(state); len(recs) != 0 {
+		t.Errorf("records left after the timeout: %v", recs)
+	}
+}

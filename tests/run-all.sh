@@ -22,13 +22,19 @@ apt-get update -qq
 # (tools/testing/kunit/kunit.py) reads what `check --format ktap` writes.
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	iproute2 qemu-system-x86 busybox-static gcc libc6-dev bsdutils linux-source-6.1 python3 >/dev/null
-kunit=${XDG_CACHE_HOME:-$HOME/.cache}/devbulk/kunit-6.1
-if [ ! -f "$kunit/tools/testing/kunit/kunit.py" ]; then
-	rm -rf "$kunit.part" && mkdir -p "$kunit.part"
-	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$kunit.part" --strip-components=1 linux-source-6.1/tools/testing/kunit
-	rm -rf "$kunit" && mv "$kunit.part" "$kunit"
+# The kernel's own tools, from the same tree: the KTAP parser, and the
+# kselftest runner (run_kselftest.sh, kselftest/runner.sh) that runs
+# kselftest/devbulk_check.sh as fleets (KernelCI, LKFT) would.
+ktools=${XDG_CACHE_HOME:-$HOME/.cache}/devbulk/kernel-tools-6.1
+if [ ! -f "$ktools/tools/testing/selftests/kselftest/runner.sh" ]; then
+	rm -rf "$ktools.part" && mkdir -p "$ktools.part"
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$ktools.part" --strip-components=1 \
+		linux-source-6.1/tools/testing/kunit linux-source-6.1/tools/testing/selftests/run_kselftest.sh \
+		linux-source-6.1/tools/testing/selftests/kselftest
+	rm -rf "$ktools" && mv "$ktools.part" "$ktools"
 fi
-export DEVBULK_KUNIT=$kunit/tools/testing/kunit/kunit.py
+export DEVBULK_KUNIT=$ktools/tools/testing/kunit/kunit.py
+export DEVBULK_KSELFTEST=$ktools/tools/testing/selftests
 
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then
