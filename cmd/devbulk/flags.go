@@ -13,7 +13,7 @@ import (
 )
 
 var (
-	kindFlag = &cli.StringFlag{Name: "kind", Usage: "link kind (see `devbulk kinds`)"}
+	kindFlag = &cli.StringFlag{Name: "kind", Usage: "link kind `K`: " + strings.Join(devices.Names(), ", ") + " (devbulk kinds: which this kernel has)"}
 	upFlag   = &cli.BoolFlag{Name: "up", Usage: "create the links administratively up"}
 	jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print the result document as JSON"}
 

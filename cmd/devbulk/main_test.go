@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/kmod"
@@ -72,4 +75,24 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.code)
 		}
 	}
+}
+
+// Every flag's placeholder (the first `quoted` word of its usage, which
+// urfave/cli shows after the flag) is one word: `see devbulk kinds` once
+// made `--kind devbulk kinds` in bench --help.
+func TestHelpPlaceholders(t *testing.T) {
+	placeholder := regexp.MustCompile("`([^`]*)`") // the first pair, as urfave/cli reads it
+	var walk func(path string, cmds []*cli.Command)
+	walk = func(path string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			for _, f := range c.Flags {
+				usage := f.(cli.DocGenerationFlag).GetUsage()
+				if m := placeholder.FindStringSubmatch(usage); m != nil && strings.Contains(m[1], " ") {
+					t.Errorf("%s %s --%s: placeholder %q (usage %q)", path, c.Name, f.Names()[0], m[1], usage)
+				}
+			}
+			walk(path+" "+c.Name, c.Subcommands)
+		}
+	}
+	walk("devbulk", newApp().Commands)
 }
