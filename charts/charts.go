@@ -227,13 +227,38 @@ func Size(p *plot.Plot) (vg.Length, vg.Length) {
 
 // WriteSVG writes the chart as SVG, with its fonts embedded: the text was
 // laid out with their metrics, and a browser's substitute font would run
-// past the edges.
+// past the edges. The legend goes to the right of the plot, never over its
+// lines.
 func WriteSVG(w io.Writer, p *plot.Plot) error {
 	width, height := Size(p)
-	c := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
-	p.Draw(draw.New(c))
+	legend := legendWidth(p)
+	c := vgsvg.NewWith(vgsvg.UseWH(width+legend, height), vgsvg.EmbedFonts(true))
+	drawBeside(p, draw.New(c), legend)
 	_, err := c.WriteTo(w)
 	return err
+}
+
+// legendWidth is the room the legend needs beside the plot.
+func legendWidth(p *plot.Plot) vg.Length {
+	r := p.Legend.Rectangle(draw.New(vgsvg.New(9*vg.Inch, 5*vg.Inch)))
+	if w := r.Max.X - r.Min.X; w > 0 {
+		return w + vg.Points(12)
+	}
+	return 0
+}
+
+// drawBeside draws p in c less a strip of width legend on the right, and
+// p's legend in that strip; it returns the two areas.
+func drawBeside(p *plot.Plot, c draw.Canvas, legend vg.Length) (plotArea, legendArea vg.Rectangle) {
+	keep := p.Legend
+	p.Legend = plot.NewLegend() // p.Draw would put it inside the data area
+	defer func() { p.Legend = keep }()
+	pc := draw.Crop(c, 0, -legend, 0, 0)
+	p.Draw(pc)
+	lc := draw.Crop(c, c.Max.X-c.Min.X-legend+vg.Points(6), 0, 0, 0)
+	keep.Top, keep.Left, keep.XOffs, keep.YOffs = true, true, 0, -vg.Points(6)
+	keep.Draw(lc)
+	return pc.Rectangle, lc.Rectangle
 }
 
 // FromDocument draws any devbulk result document: a bench report, a netns

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -107,6 +108,56 @@ func TestNotAResultDocument(t *testing.T) {
 	for _, doc := range []string{`{"tool":"other"}`, `[1,2]`, `{"meta":{"tool":"devbulk"},"scenarios":[]}`} {
 		if _, err := FromDocument([]byte(doc)); err == nil {
 			t.Errorf("%s: drawn", doc)
+		}
+	}
+}
+
+// The legend is drawn beside the plot, right of its whole area (9 inches,
+// 648 points), so it never covers a line or a bar; the drawing is widened
+// to hold it.
+func TestLegendBesideThePlot(t *testing.T) {
+	b, err := os.ReadFile("testdata/check.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := FromDocument(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := WriteSVG(&out, p); err != nil {
+		t.Fatal(err)
+	}
+	plotWidth := float64(9 * 72)
+	dec := xml.NewDecoder(&out)
+	x := map[string]float64{}
+	var at float64
+	width := 0.0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			for _, a := range tok.Attr {
+				switch {
+				case tok.Name.Local == "svg" && a.Name.Local == "width":
+					width, _ = strconv.ParseFloat(strings.TrimSuffix(a.Value, "pt"), 64)
+				case tok.Name.Local == "text" && a.Name.Local == "x":
+					at, _ = strconv.ParseFloat(a.Value, 64)
+				}
+			}
+		case xml.CharData:
+			x[string(tok)] = at
+		}
+	}
+	if width <= plotWidth {
+		t.Errorf("drawing %gpt wide: no room was made beside the %gpt plot", width, plotWidth)
+	}
+	for _, entry := range []string{"baseline (100%)", "current, with its 95% interval"} {
+		if got, ok := x[entry]; !ok || got < plotWidth {
+			t.Errorf("legend entry %q at x=%g (found %t), want right of the plot (x >= %g)", entry, got, ok, plotWidth)
 		}
 	}
 }
