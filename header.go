@@ -1,26 +1,80 @@
 package devbulk
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // Header is what every devbulk result document starts with: which tool,
-// which version, which kernel, how many CPUs, when.
+// which version, which kernel booted how, on how many CPUs and how much
+// memory, under which VM accelerator, when.
 type Header struct {
 	Tool    string `json:"tool"`
 	Version string `json:"version"`
 	Kernel  string `json:"kernel"`
 	CPUs    int    `json:"cpus"`
 	Date    string `json:"date"`
+	// MemKiB is the machine's memory (MemTotal).
+	MemKiB int64 `json:"mem_kib,omitempty"`
+	// Cmdline is the kernel's command line (/proc/cmdline).
+	Cmdline string `json:"cmdline,omitempty"`
+	// Accel is the accelerator of devbulk's VM (kvm or tcg) when devbulk
+	// ran in it (devbulk vm says so on the guest's command line); absent
+	// elsewhere.
+	Accel string `json:"accel,omitempty"`
 }
+
+// AccelParam is the guest kernel command-line parameter that tells devbulk
+// in its VM the accelerator the host chose.
+const AccelParam = "devbulk.accel"
 
 // NewHeader describes this machine and run now.
 func NewHeader() Header {
 	var u unix.Utsname
 	_ = unix.Uname(&u)
-	return Header{Tool: "devbulk", Version: Version(), Kernel: unix.ByteSliceToString(u.Release[:]),
-		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339)}
+	h := Header{Tool: "devbulk", Version: Version(), Kernel: unix.ByteSliceToString(u.Release[:]),
+		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339), MemKiB: memTotal()}
+	if b, err := os.ReadFile("/proc/cmdline"); err == nil {
+		h.Cmdline = strings.TrimSpace(string(b))
+	}
+	for _, f := range strings.Fields(h.Cmdline) {
+		if v, ok := strings.CutPrefix(f, AccelParam+"="); ok {
+			h.Accel = v
+		}
+	}
+	return h
+}
+
+// Machine describes the machine in one line, for the tables' first line.
+func (h Header) Machine() string {
+	s := fmt.Sprintf("kernel %s  %d CPUs", h.Kernel, h.CPUs)
+	if h.MemKiB > 0 {
+		s += fmt.Sprintf("  %.1f GiB", float64(h.MemKiB)/(1<<20))
+	}
+	if h.Accel != "" {
+		s += "  in devbulk's VM (" + h.Accel + ")"
+	}
+	return s
+}
+
+func memTotal() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		var kib int64
+		if n, _ := fmt.Sscanf(sc.Text(), "MemTotal: %d kB", &kib); n == 1 {
+			return kib
+		}
+	}
+	return 0
 }

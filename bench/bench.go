@@ -67,26 +67,62 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		defer c.Close()
 		o.rcu = c
 	}
+	// Side by side, never one after the other: each repetition runs every
+	// delete strategy (and, with Compare, both tools) once, and the order
+	// alternates between repetitions, so that neither a drift of the
+	// machine nor "whoever runs second is slower" favours one side. Every
+	// cycle's namespace is released and awaited (dismantled by the kernel)
+	// before the next cycle starts.
 	for _, n := range o.Counts {
-		for _, d := range o.Deletes {
-			for rep := 1; rep <= o.Repeat; rep++ {
-				o.progress("N=%d rep %d/%d: %s create, %s delete", n, rep, o.Repeat, o.Create, d)
-				c, err := cycle(ctx, o, n, d)
-				if err != nil {
+		for rep := 1; rep <= o.Repeat; rep++ {
+			deletes := slices.Clone(o.Deletes)
+			ipFirst := o.Compare && rep%2 == 0
+			if rep%2 == 0 {
+				slices.Reverse(deletes)
+			}
+			for _, d := range deletes {
+				c := Cycle{Count: n, Repeat: rep, IPFirst: ipFirst}
+				if err := twin(ctx, o, &c, d, ipFirst); err != nil {
 					return r, fmt.Errorf("N=%d %s delete, repeat %d: %w", n, d, rep, err)
-				}
-				c.Repeat = rep
-				if o.Compare {
-					o.progress("N=%d rep %d/%d: iproute2", n, rep, o.Repeat)
-					if c.IPCreate, c.IPDelete, err = ipCycle(ctx, o, n, d); err != nil {
-						return r, fmt.Errorf("N=%d iproute2, repeat %d: %w", n, rep, err)
-					}
 				}
 				r.Runs = append(r.Runs, c)
 			}
 		}
 	}
+	r.compare()
 	return r, nil
+}
+
+// twin runs one cycle of strategy d, with devbulk and, with Compare,
+// iproute2, in the order given.
+func twin(ctx context.Context, o Options, c *Cycle, d batch.DeleteStrategy, ipFirst bool) error {
+	devbulkSide := func() error {
+		o.progress("N=%d rep %d/%d: %s create, %s delete", c.Count, c.Repeat, o.Repeat, o.Create, d)
+		done, err := cycle(ctx, o, c.Count, d)
+		c.Create, c.Delete = done.Create, done.Delete
+		return err
+	}
+	ipSide := func() (err error) {
+		o.progress("N=%d rep %d/%d: iproute2, %s delete", c.Count, c.Repeat, o.Repeat, d)
+		c.IPCreate, c.IPDelete, err = ipCycle(ctx, o, c.Count, d)
+		if err != nil {
+			err = fmt.Errorf("iproute2: %w", err)
+		}
+		return err
+	}
+	sides := []func() error{devbulkSide}
+	if o.Compare {
+		sides = append(sides, ipSide)
+		if ipFirst {
+			slices.Reverse(sides)
+		}
+	}
+	for _, side := range sides {
+		if err := side(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (o Options) progress(format string, args ...any) {

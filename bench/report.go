@@ -21,6 +21,13 @@ type Report struct {
 	Runs []Cycle `json:"runs"`
 	// MaxRSSKiB is devbulk's peak resident memory over the whole bench.
 	MaxRSSKiB int64 `json:"max_rss_kib"`
+	// Comparisons are devbulk against iproute2 (--compare), phase by phase.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
+	// Against are the delete strategies against the fastest batch path of
+	// the same count, and Creation the cost of creating one device: the
+	// headline.
+	Against  []Comparison `json:"strategies,omitempty"`
+	Creation []Cost       `json:"creation,omitempty"`
 }
 
 // Cycle is one create→delete cycle of Count links.
@@ -29,17 +36,19 @@ type Cycle struct {
 	Repeat int         `json:"repeat"` // 1-based
 	Create batch.Phase `json:"create"`
 	Delete batch.Phase `json:"delete"`
-	// IPCreate and IPDelete are the same work done by iproute2 (--compare).
+	// IPCreate and IPDelete are the same work done by iproute2 (--compare),
+	// in a namespace of its own, before devbulk's cycle when IPFirst.
 	IPCreate *batch.Phase `json:"iproute2_create,omitempty"`
 	IPDelete *batch.Phase `json:"iproute2_delete,omitempty"`
+	IPFirst  bool         `json:"iproute2_first,omitempty"`
 }
 
 // WriteTable prints the report for people.
 func (r *Report) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "devbulk %s  kernel %s  %d CPUs  kind %s%s\n\n", r.Version, r.Kernel, r.CPUs, r.Kind,
+	fmt.Fprintf(w, "devbulk %s  %s  kind %s%s\n\n", r.Version, r.Machine(), r.Kind,
 		map[bool]string{true: " (up)", false: ""}[r.Up])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "N\trep\tphase\tstrategy\twall\tms/dev\tdev/s\tuser\tsys\tp50\tp99\tmax\tiproute2\tdevbulk/ip\t")
+	fmt.Fprintln(tw, "N\trep\tphase\tstrategy\twall\tms/dev\tdev/s\tuser\tsys\tp50\tp99\tmax\tiproute2\tip/devbulk\t")
 	for _, c := range r.Runs {
 		for _, pp := range [][2]*batch.Phase{{&c.Create, c.IPCreate}, {&c.Delete, c.IPDelete}} {
 			p, ip := pp[0], pp[1]
@@ -50,7 +59,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			ipWall, ratio := "-", "-"
 			if ip != nil && ip.WallNS > 0 {
 				ipWall = result.FormatNS(ip.WallNS)
-				ratio = fmt.Sprintf("%.2fx", float64(p.WallNS)/float64(ip.WallNS))
+				ratio = fmt.Sprintf("%.2fx", float64(ip.WallNS)/float64(p.WallNS)) // above 1: devbulk faster, as in the comparisons
 			}
 			strategy := p.Strategy
 			if p.Module != "" {
@@ -90,6 +99,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if hasNetns(r) {
 		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", batch.DrainMethod)
 	}
+	if err := r.writeComparisons(w); err != nil {
+		return err
+	}
+	r.writeHeadline(w)
 	return nil
 }
 

@@ -15,7 +15,7 @@ import (
 // medians with their 95% interval, the change, p and the verdict.
 func (c *Report) WriteTable(w io.Writer) error {
 	m := c.Current.Meta
-	fmt.Fprintf(w, "devbulk %s  suite %s  kernel %s  %d CPUs  %s\n", m.Version, m.Suite, m.Kernel, m.CPUs, m.CPUModel)
+	fmt.Fprintf(w, "devbulk %s  suite %s  %s  %s\n", m.Version, m.Suite, m.Machine(), m.CPUModel)
 	if c.Baseline != nil {
 		fmt.Fprintf(w, "baseline: kernel %s, %s, %s; threshold %g%%\n", c.Baseline.Kernel, c.Baseline.CPUModel, c.Baseline.Date, c.Threshold)
 	}
@@ -67,7 +67,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 func (c *Report) WriteKTAP(w io.Writer) error {
 	m := c.Current.Meta
 	fmt.Fprintln(w, "KTAP version 1")
-	fmt.Fprintf(w, "# devbulk=%s suite=%s kernel=%s cpus=%d threshold_pct=%g\n", m.Version, m.Suite, m.Kernel, m.CPUs, c.Threshold)
+	fmt.Fprintf(w, "# devbulk=%s suite=%s kernel=%s cpus=%d mem_kib=%d accel=%s threshold_pct=%g\n", m.Version, m.Suite, m.Kernel, m.CPUs, m.MemKiB, orNone(m.Accel), c.Threshold)
 	if c.Baseline != nil {
 		fmt.Fprintf(w, "# baseline_kernel=%s baseline_date=%s\n", c.Baseline.Kernel, c.Baseline.Date)
 	}
@@ -155,13 +155,16 @@ func WriteBenchstat(w io.Writer, kernelKey bool, results ...*Results) error {
 	}
 	for _, r := range results {
 		m := r.Meta
-		fmt.Fprintf(w, "devbulk %s on kernel %s, %d CPUs (%s), %s\n", m.Version, m.Kernel, m.CPUs, m.CPUModel, m.Date)
+		fmt.Fprintf(w, "devbulk %s on kernel %s, %d CPUs (%s), %d KiB, %s; kernel command line: %s\n", m.Version, m.Kernel, m.CPUs, m.CPUModel, m.MemKiB, m.Date, m.Cmdline)
 		// File configuration (File: true) is what the writer prints as
 		// "key: value" lines; SetConfig would make it internal, unwritten.
 		config := func(key, value string) benchfmt.Config {
 			return benchfmt.Config{Key: key, Value: []byte(value), File: true}
 		}
 		res := &benchfmt.Result{Config: []benchfmt.Config{config("goos", "linux")}}
+		if m.Accel != "" { // TCG's and KVM's times (and a host's) are not to be compared
+			res.Config = append(res.Config, config("accel", m.Accel))
+		}
 		if kernelKey {
 			res.Config = append(res.Config, config("kernel", m.Kernel))
 		}
@@ -180,4 +183,12 @@ func WriteBenchstat(w io.Writer, kernelKey bool, results ...*Results) error {
 		}
 	}
 	return nil
+}
+
+// orNone is v, or "none" where a KTAP diagnostic needs a value.
+func orNone(v string) string {
+	if v == "" {
+		return "none"
+	}
+	return v
 }

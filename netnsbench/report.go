@@ -12,7 +12,7 @@ import (
 
 // WriteTable prints the report for people.
 func (r *Report) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "devbulk %s  kernel %s  %d CPUs  netns %s\n\n", r.Version, r.Kernel, r.CPUs, r.Scenario)
+	fmt.Fprintf(w, "devbulk %s  %s  netns %s\n\n", r.Version, r.Machine(), r.Scenario)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\tworkers\tper worker\tpayload\tcreate\tnetns/s\tuser\tsys\tCPU %\town/kernel %\trelease\tdrain\tpeak backlog\tpeak slab\t")
 	for _, run := range r.Runs {

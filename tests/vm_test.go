@@ -268,6 +268,38 @@ func TestVMBenchJSON(t *testing.T) {
 	if r.Kernel != k.Release || len(r.Runs) != 1 || r.Runs[0].Delete.Strategy != "module" || r.Runs[0].Delete.Failed != 0 {
 		t.Errorf("report: kernel %q (want %q), runs %+v", r.Kernel, k.Release, r.Runs)
 	}
+	// The machine the figures come from: the VM's accelerator, CPUs,
+	// memory and kernel command line, in the document and said on stderr.
+	if (r.Accel != "kvm" && r.Accel != "tcg") || r.CPUs != 2 || r.MemKiB < 512<<10 || !strings.Contains(r.Cmdline, "devbulk.accel="+r.Accel) {
+		t.Errorf("report's machine: accel %q, %d CPUs, %d KiB, cmdline %q", r.Accel, r.CPUs, r.MemKiB, r.Cmdline)
+	}
+	if !strings.Contains(stderr.String(), "devbulk vm: accelerator "+r.Accel) {
+		t.Errorf("devbulk vm did not say which accelerator ran (stderr not a terminal):\n%s", stderr.String())
+	}
+}
+
+// --accel kvm where KVM cannot run a guest (a nested guest here) is one
+// clear line and exit 4, not qemu's abort text or a hang; where KVM works
+// the command simply runs.
+func TestVMAccelKVM(t *testing.T) {
+	needVM(t)
+	bin := staticBinary(t, "../cmd/devbulk", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "vm", "--accel", "kvm", "--timeout", "4m", "--", "kinds")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	switch {
+	case err == nil:
+		t.Logf("KVM runs guests here:\n%s", stdout.String())
+	case code != 4 || len(lines) != 1 || !strings.HasPrefix(lines[0], "devbulk: --accel kvm: KVM cannot run a guest here ("):
+		t.Errorf("--accel kvm without a usable KVM: exit %d, stderr %q; want exit 4 and one line", code, stderr.String())
+	default:
+		t.Logf("refused in one line: %s", lines[0])
+	}
 }
 
 // The module-level scenarios: rmmod dummy beside one-by-one and group

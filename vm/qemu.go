@@ -3,6 +3,7 @@ package vm
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,8 +64,16 @@ func Run(ctx context.Context, cfg Config, args []string, stdout, stderr io.Write
 	if cfg.MemMiB <= 0 {
 		cfg.MemMiB = 1024
 	}
-	if cfg.Accel == "" {
+	switch cfg.Accel {
+	case "":
 		cfg.Accel = chooseAccel(ctx, qemu, cfg)
+	case "kvm":
+		// Where KVM cannot run a guest, qemu aborts with its own text
+		// ("failed to set MSR 0x10a" in a nested guest) or hangs: a probe
+		// boot says so in one line first.
+		if err := probeKVM(ctx, qemu, cfg); err != nil {
+			return 0, devbulk.NotSupported("--accel kvm: KVM cannot run a guest here (%s); use --accel tcg, or leave --accel out to fall back", err)
+		}
 	}
 	cfg.log("accelerator %s, kernel %s, %d CPUs, %d MiB", cfg.Accel, cfg.Kernel.Vmlinuz, cfg.CPUs, cfg.MemMiB)
 	b, err := boot(ctx, qemu, cfg, args)
@@ -132,7 +141,7 @@ func boot(ctx context.Context, qemu string, cfg Config, args []string) (*booted,
 		"-accel", cfg.Accel, "-cpu", cpuModel(cfg.Accel),
 		"-smp", strconv.Itoa(cfg.CPUs), "-m", strconv.Itoa(cfg.MemMiB),
 		"-kernel", cfg.Kernel.Vmlinuz, "-initrd", initrd,
-		"-append", "console=ttyS0 panic=-1 quiet",
+		"-append", "console=ttyS0 panic=-1 quiet " + devbulk.AccelParam + "=" + cfg.Accel,
 	}
 	for n := 0; n < 4; n++ {
 		qargs = append(qargs, "-serial", "file:"+filepath.Join(dir, fmt.Sprintf("ttyS%d", n)))
@@ -194,28 +203,39 @@ var (
 func chooseAccel(ctx context.Context, qemu string, cfg Config) string {
 	accelOnce.Do(func() {
 		accel = "tcg"
-		f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
-		if err != nil {
-			cfg.log("no usable /dev/kvm (%v): TCG", err)
+		if err := probeKVM(ctx, qemu, cfg); err != nil {
+			cfg.log("TCG: %v", err)
 			return
 		}
-		f.Close()
-		pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		defer cancel()
-		probe := cfg
-		probe.Accel, probe.Modules = "kvm", nil
-		b, err := boot(pctx, qemu, probe, []string{probeArg})
-		if err == nil {
-			os.RemoveAll(b.dir)
-			if b.err == nil && b.code == 0 {
-				accel = "kvm"
-				return
-			}
-			err = b.err
-		}
-		cfg.log("KVM probe boot failed, using TCG: %v", firstLine(err))
+		accel = "kvm"
 	})
 	return accel
+}
+
+// probeKVM boots devbulk under KVM with a 15 s limit, and says in one line
+// why that failed.
+func probeKVM(ctx context.Context, qemu string, cfg Config) error {
+	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("no usable /dev/kvm: %w", err)
+	}
+	f.Close()
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	probe := cfg
+	probe.Accel, probe.Modules = "kvm", nil
+	b, err := boot(pctx, qemu, probe, []string{probeArg})
+	if err == nil {
+		os.RemoveAll(b.dir)
+		if b.err == nil && b.code == 0 {
+			return nil
+		}
+		err = b.err
+	}
+	if pctx.Err() != nil && ctx.Err() == nil {
+		return errors.New("a probe boot under KVM did not finish in 15 s")
+	}
+	return fmt.Errorf("a probe boot under KVM failed: %s", firstLine(err))
 }
 
 func firstLine(err error) string {

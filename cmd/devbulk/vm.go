@@ -64,9 +64,9 @@ func vmAction(c *cli.Context) error {
 		modules = append(modules, kind.Module)
 	}
 	cfg := vm.Config{Kernel: k, Modules: modules, CPUs: c.Int("cpus"), MemMiB: c.Int("mem"), Accel: c.String("accel")}
-	if isTerminal(2) {
-		cfg.Log = func(s string) { fmt.Fprintf(os.Stderr, "devbulk vm: %s\n", s) }
-	}
+	// Always, not only on a terminal: which accelerator ran (and why not
+	// KVM) belongs beside every figure the guest prints.
+	cfg.Log = func(s string) { fmt.Fprintf(c.App.ErrWriter, "devbulk vm: %s\n", s) }
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	code, err := vm.Run(ctx, cfg, args, c.App.Writer, c.App.ErrWriter)

@@ -1,0 +1,84 @@
+// Package ratio compares two samples of times taken side by side: the
+// ratio of their medians, a distribution-free 95% confidence interval for
+// it, and the Mann-Whitney U test's two-sided p-value (the test benchstat
+// and devbulk check use).
+//
+// The interval is the Hodges-Lehmann interval on log times: of the n1*n2
+// pairwise log-ratios, sorted, it runs from the k-th smallest to the k-th
+// largest, with k the number of U values the test rejects at α/2 in each
+// tail. It is the interval that inverts the U test, so it excludes 1
+// exactly when the test rejects "no shift" at 5% (ties aside). Too few
+// samples give none: with four a side the interval is the whole range of
+// ratios; with three or fewer there is none.
+package ratio
+
+import (
+	"math"
+	"slices"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// Confidence is the level of the interval.
+const Confidence = 0.95
+
+// Result compares b with a.
+type Result struct {
+	// Ratio is median(b)/median(a).
+	Ratio float64
+	// Lo and Hi bound the ratio with Confidence; both are 0 when the
+	// samples are too small for an interval (HasCI false).
+	Lo, Hi float64
+	HasCI  bool
+	// P is the two-sided Mann-Whitney U test's p-value.
+	P      float64
+	N1, N2 int
+}
+
+// Compare compares sample b with sample a (both positive times).
+func Compare(a, b []float64) (Result, error) {
+	r := Result{N1: len(a), N2: len(b)}
+	if len(a) == 0 || len(b) == 0 {
+		return r, stats.ErrSampleSize
+	}
+	r.Ratio = median(b) / median(a)
+	u, err := stats.MannWhitneyUTest(a, b, stats.LocationDiffers)
+	if err != nil {
+		return r, err
+	}
+	r.P = u.P
+	k := tail(len(a), len(b), (1-Confidence)/2)
+	if k == 0 {
+		return r, nil
+	}
+	logs := make([]float64, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			logs = append(logs, math.Log(y/x))
+		}
+	}
+	slices.Sort(logs)
+	r.Lo, r.Hi, r.HasCI = math.Exp(logs[k-1]), math.Exp(logs[len(logs)-k]), true
+	return r, nil
+}
+
+// tail is the largest k with P(U <= k-1) <= alpha under no shift (no
+// ties), 0 when even U = 0 is likelier than alpha.
+func tail(n1, n2 int, alpha float64) int {
+	d := stats.UDist{N1: n1, N2: n2}
+	k := 0
+	for k < n1*n2 && d.CDF(float64(k)) <= alpha {
+		k++
+	}
+	return k
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

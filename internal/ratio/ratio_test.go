@@ -1,0 +1,40 @@
+package ratio
+
+import (
+	"math"
+	"testing"
+)
+
+// The interval's order statistics are the textbook ones: for 5 and 5 the
+// 95% interval runs from the 3rd to the 23rd of the 25 pairwise ratios
+// (critical U = 2); 4 and 4 give the whole range (1st to 16th); 3 and 3
+// give none.
+func TestTail(t *testing.T) {
+	for _, c := range []struct{ n1, n2, k int }{{5, 5, 3}, {4, 4, 1}, {3, 3, 0}, {6, 6, 6}, {10, 10, 24}} {
+		if got := tail(c.n1, c.n2, 0.025); got != c.k {
+			t.Errorf("tail(%d, %d) = %d, want %d", c.n1, c.n2, got, c.k)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	a := []float64{100, 102, 98, 101, 99}
+	twice := []float64{200, 204, 196, 202, 198}
+	r, err := Compare(a, twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.Ratio-2) > 1e-9 || !r.HasCI || r.Lo > 2 || r.Hi < 2 || r.Lo <= 1 || r.P > 0.01 {
+		t.Errorf("b twice a: %+v; want ratio 2 inside a CI above 1, p < 0.01", r)
+	}
+	same := []float64{101, 99, 100, 103, 97}
+	if r, _ := Compare(a, same); !r.HasCI || r.Lo >= 1 || r.Hi <= 1 || r.P < 0.05 {
+		t.Errorf("same distribution: %+v; want a CI around 1 and p >= 0.05", r)
+	}
+	if r, _ := Compare(a[:3], twice[:3]); r.HasCI || math.Abs(r.Ratio-2) > 1e-9 {
+		t.Errorf("three a side: %+v; want the ratio and no CI", r)
+	}
+	if _, err := Compare(nil, a); err == nil {
+		t.Error("an empty sample compared")
+	}
+}
