@@ -112,6 +112,10 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	if err != nil {
 		return p, err
 	}
+	// Of the scan, only the devices that are not the run's are kept, to
+	// tell afterwards which of them vanished (100 000 links are ~8 MB).
+	others := notOurs(before, indexes(append(s.all(), s.peers(mine, before)...)))
+	before = nil
 	first := sync.OnceValue(func() error {
 		if o.BeforeFirst == nil {
 			return nil
@@ -149,13 +153,12 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 		more, err = deleteEach(context.WithoutCancel(ctx), t.Conn, s, lowers, 0, nil, first, &q)
 		maps.Copy(confirmed, more)
 	}
-	ours := indexes(append(s.all(), s.peers(mine, before)...)) // before settle keeps only what is left
 	if serr := s.settle(t.Conn, confirmed, gone, &p); serr != nil {
 		return p, errors.Join(err, serr)
 	}
 	if t.Dedicated == nil {
 		var verr error
-		if p.Vanished, verr = vanished(t.Conn, ours, before); verr != nil {
+		if p.Vanished, verr = vanished(t.Conn, others); verr != nil {
 			return p, errors.Join(err, verr)
 		}
 	}
@@ -205,19 +208,30 @@ func (s *Set) refuseDependents(t Target, mine []nlbatch.Link) ([]nlbatch.Link, e
 	return all, nil
 }
 
-// vanished names the devices of before (the scan at the start) that were
-// not ours and are gone now: the residual risk the README names (someone
-// moved a device into the run's group between the check and the group
-// delete) shows up here, beside deletes done by others meanwhile.
-func vanished(c *nlbatch.Conn, ours map[int32]bool, before []nlbatch.Link) ([]string, error) {
+// notOurs is the links of a scan that are not among ours.
+func notOurs(scan []nlbatch.Link, ours map[int32]bool) []nlbatch.Link {
+	var out []nlbatch.Link
+	for _, l := range scan {
+		if !ours[l.Index] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// vanished names the devices of others (those of the scan at the start
+// that were not the run's) that are gone now: the residual risk the README
+// names (someone moved a device into the run's group between the check and
+// the group delete) shows up here, beside deletes done by others meanwhile.
+func vanished(c *nlbatch.Conn, others []nlbatch.Link) ([]string, error) {
 	after, err := c.ScanLinks()
 	if err != nil {
 		return nil, fmt.Errorf("listing links after the delete: %w", err)
 	}
 	now := indexes(after)
 	var out []string
-	for _, l := range before {
-		if !ours[l.Index] && !now[l.Index] {
+	for _, l := range others {
+		if !now[l.Index] {
 			out = append(out, l.Name)
 		}
 	}
@@ -237,27 +251,28 @@ func (s *Set) settle(c *nlbatch.Conn, confirmed map[int32]bool, gone []Leftover,
 		stayed[g.Link.Index] = g.Present // renamed before the delete: still the run's
 	}
 	rest := slices.DeleteFunc(s.all(), func(l nlbatch.Link) bool { return goneIdx[l.Index] })
-	still, after, err := s.check(context.Background(), c, rest)
-	if err != nil {
-		return err
-	}
 	isLower := indexes(s.Lowers)
 	p.Left = gone
-	for _, l := range still {
-		stayed[l.Index] = true
-		p.Left = append(p.Left, Leftover{Link: l, Present: true, Why: "not deleted"})
-	}
-	for _, lo := range after {
+	// One device at a time, as the lookups are read: after a delete of
+	// 100 000 there is nothing to list but what is left.
+	err := s.each(context.Background(), c, rest, func(now nlbatch.Link, lo *Leftover) {
 		switch {
+		case lo == nil:
+			stayed[now.Index] = true
+			p.Left = append(p.Left, Leftover{Link: now, Present: true, Why: "not deleted"})
 		case !lo.Present && confirmed[lo.Link.Index]:
 			if !isLower[lo.Link.Index] {
 				p.Deleted++
 			}
-			continue
-		case lo.Present:
-			stayed[lo.Link.Index] = true
+		default:
+			if lo.Present {
+				stayed[lo.Link.Index] = true
+			}
+			p.Left = append(p.Left, *lo)
 		}
-		p.Left = append(p.Left, lo)
+	})
+	if err != nil {
+		return err
 	}
 	keep := func(ls []nlbatch.Link) []nlbatch.Link {
 		return slices.DeleteFunc(ls, func(l nlbatch.Link) bool { return !stayed[l.Index] })

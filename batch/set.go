@@ -130,24 +130,36 @@ func (s *Set) Present(ctx context.Context, c *nlbatch.Conn) ([]nlbatch.Link, err
 // interrupted by concurrent changes) and returns those that are still the
 // set's, as they are now, and what became of the others.
 func (s *Set) check(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link) (mine []nlbatch.Link, gone []Leftover, err error) {
+	err = s.each(ctx, c, devs, func(now nlbatch.Link, left *Leftover) {
+		if left == nil {
+			mine = append(mine, now)
+		} else {
+			gone = append(gone, *left)
+		}
+	})
+	return mine, gone, err
+}
+
+// each looks devs up as check does and calls f with each device as it is
+// now, and with what became of it when it is no longer the set's.
+func (s *Set) each(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link, f func(now nlbatch.Link, left *Leftover)) error {
 	idx := make([]int32, len(devs))
 	for i, l := range devs {
 		idx[i] = l.Index
 	}
-	now, errs, err := c.LinksByIndex(ctx, idx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("looking devices up: %w", err)
-	}
 	owns := s.owner()
-	for i, l := range devs {
-		switch {
-		case errs[i] == nil && owns(now[i]):
-			mine = append(mine, now[i])
-		default:
-			gone = append(gone, s.leftover(l, now[i], errs[i]))
+	err := c.EachLinkByIndex(ctx, idx, func(i int, now nlbatch.Link, err error) {
+		if err == nil && owns(now) {
+			f(now, nil)
+			return
 		}
+		left := s.leftover(devs[i], now, err)
+		f(now, &left)
+	})
+	if err != nil {
+		return fmt.Errorf("looking devices up: %w", err)
 	}
-	return mine, gone, nil
+	return nil
 }
 
 // nameList joins names for a message, at most ten of them.

@@ -209,7 +209,9 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 		return c, fmt.Errorf("%d of %d links not created: %v", p.Failed, n, p.Errors)
 	}
 	lowerNames := names(st.set.Lowers)
-	if err := st.set.LookUp(st.conn, devices.LinkNames(st.links), lowerNames); err != nil {
+	err = st.set.LookUp(st.conn, devices.LinkNames(st.links), lowerNames)
+	st.links = nil // the set has what the delete needs; 100 000 planned links are ~12 MB
+	if err != nil {
 		return c, err
 	}
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}

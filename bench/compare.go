@@ -192,8 +192,12 @@ func (r *Report) writeComparisons(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "N\tphase\tstrategy\tcycles\tdevbulk\tiproute2\tratio\t95% CI\tp\tverdict\t")
 	for _, c := range r.Comparisons {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%s\t%.3f\t%s\t\n", c.Count, c.Phase, c.Strategy, c.N,
-			result.FormatNS(c.MedianA), result.FormatNS(c.MedianB), c.Ratio, ci(c.CI95, "%.2f", ""), c.P, c.Verdict)
+		p := fmt.Sprintf("%.3f", c.P)
+		if c.P < 0.001 {
+			p = "<0.001"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t\n", c.Count, c.Phase, c.Strategy, c.N,
+			result.FormatNS(c.MedianA), result.FormatNS(c.MedianB), c.Ratio, ci(c.CI95, "%.2f", ""), p, c.Verdict)
 	}
 	return tw.Flush()
 }

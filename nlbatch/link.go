@@ -2,6 +2,7 @@ package nlbatch
 
 import (
 	"encoding/binary"
+	"unique"
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -159,7 +160,7 @@ func ParseLink(msg []byte) (Link, error) {
 			nlwire.ForEachAttr(v, func(typ uint16, v []byte) {
 				switch typ {
 				case unix.IFLA_INFO_KIND:
-					l.Kind = nlwire.CString(v)
+					l.Kind = unique.Make(nlwire.CString(v)).Value() // one copy of "ifb" for 100 000 links
 				case unix.IFLA_INFO_DATA:
 					data = v
 				}

@@ -23,33 +23,54 @@ const replyTruesize = 8 << 10
 // in a busy namespace. errs[i] wraps unix.ENODEV when indexes[i] is absent,
 // and ErrAckLost when the answer was dropped (outcome unknown).
 func (c *Conn) LinksByIndex(ctx context.Context, indexes []int32) ([]Link, []error, error) {
-	reqs := make([][]byte, len(indexes))
-	for i, ix := range indexes {
-		reqs[i] = GetLinkRequest(ix, "")
-	}
-	return c.lookup(ctx, reqs)
+	return c.collect(ctx, len(indexes), func(f func(int, Link, error)) error { return c.EachLinkByIndex(ctx, indexes, f) })
 }
 
 // LinksByName is LinksByIndex by name.
 func (c *Conn) LinksByName(ctx context.Context, names []string) ([]Link, []error, error) {
-	reqs := make([][]byte, len(names))
-	for i, n := range names {
-		reqs[i] = GetLinkRequest(0, n)
-	}
-	return c.lookup(ctx, reqs)
+	return c.collect(ctx, len(names), func(f func(int, Link, error)) error {
+		return c.lookup(ctx, len(names), func(i int) []byte { return GetLinkRequest(0, names[i]) }, f)
+	})
 }
 
-func (c *Conn) lookup(ctx context.Context, reqs [][]byte) ([]Link, []error, error) {
-	res, _, err := c.Execute(ctx, reqs, max(1, min(c.window, c.rcvbuf/replyTruesize)))
-	if err != nil {
+// EachLinkByIndex is LinksByIndex calling f with each answer, in order, as
+// it is read: a caller that needs only a verdict per device (gone, still
+// there) holds no list of them.
+func (c *Conn) EachLinkByIndex(ctx context.Context, indexes []int32, f func(i int, l Link, err error)) error {
+	return c.lookup(ctx, len(indexes), func(i int) []byte { return GetLinkRequest(indexes[i], "") }, f)
+}
+
+func (c *Conn) collect(ctx context.Context, n int, each func(func(int, Link, error)) error) ([]Link, []error, error) {
+	links := make([]Link, n)
+	errs := make([]error, n)
+	if err := each(func(i int, l Link, err error) { links[i], errs[i] = l, err }); err != nil {
 		return nil, nil, err
 	}
-	links := make([]Link, len(res))
-	errs := make([]error, len(res))
-	for i, r := range res {
-		links[i], errs[i] = linkOf(r)
-	}
 	return links, errs, nil
+}
+
+// lookupChunk is how many lookups are built, sent and parsed at a time:
+// the raw answers (a kilobyte or two each) of one chunk are alive at once,
+// not those of all n (100 000 lookups held ~200 MiB of answers).
+const lookupChunk = 1024
+
+func (c *Conn) lookup(ctx context.Context, n int, req func(i int) []byte, f func(int, Link, error)) error {
+	reqs := make([][]byte, 0, min(n, lookupChunk))
+	for start := 0; start < n; start += lookupChunk {
+		reqs = reqs[:0]
+		for i := start; i < min(n, start+lookupChunk); i++ {
+			reqs = append(reqs, req(i))
+		}
+		res, _, err := c.Execute(ctx, reqs, max(1, min(c.window, c.rcvbuf/replyTruesize)))
+		if err != nil {
+			return err
+		}
+		for j, r := range res {
+			l, err := linkOf(r)
+			f(start+j, l, err)
+		}
+	}
+	return nil
 }
 
 func (c *Conn) getLink(req []byte) (Link, error) {

@@ -23,7 +23,11 @@ func TestMain(m *testing.M) {
 	if os.Geteuid() == 0 {
 		probeKinds()
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
 }
 
 func probeKinds() {

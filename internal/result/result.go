@@ -5,6 +5,8 @@ package result
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -25,8 +27,23 @@ func CPU(children bool) (user, sys int64) {
 
 func ns(t unix.Timeval) int64 { return t.Sec*1e9 + int64(t.Usec)*1e3 }
 
-// MaxRSSKiB is the process's peak resident set, in KiB.
+// MaxRSSKiB is the process's peak resident set, in KiB: VmHWM, the peak of
+// this program's own memory. getrusage's ru_maxrss is not that: Linux keeps
+// in it the peak of the process before its execve, so devbulk started by a
+// large parent (a Go test binary built with -race: 47 MiB) reported the
+// parent's peak.
 func MaxRSSKiB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				var kib int64
+				if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kib); err == nil {
+					return kib
+				}
+			}
+		}
+	}
 	var ru unix.Rusage
 	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
 		return 0
