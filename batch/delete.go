@@ -561,7 +561,7 @@ func deleteNetns(ctx context.Context, t Target, p *Phase) error {
 		p.noteErrors(fmt.Errorf("drain not measured: %w", err))
 		return nil
 	}
-	p.DrainMethod = DrainMethod
+	p.DrainMethod = FreedMethod
 	p.DrainNS = done.Sub(m.start).Nanoseconds()
 	p.WallNS = p.DrainNS
 	p.FillRates()

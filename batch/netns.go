@@ -82,8 +82,8 @@ func (n *Namespace) ReleaseAndWait(timeout time.Duration) error {
 	return err
 }
 
-// DrainMethod says how WaitFreed decides that the kernel has finished.
-const DrainMethod = "net_namespace slab objects one below their count just before the release " +
+// FreedMethod says how WaitFreed decides that the kernel has finished.
+const FreedMethod = "net_namespace slab objects one below their count just before the release " +
 	"(/sys/kernel/slab/net_namespace/objects read after writing its shrink file, only while no kworker " +
 	"runs the netns workqueue: comm \"+netns\"), polled every 2 ms; kernels that defer the final " +
 	"free of a struct net (6.13+) free the previous one at the end of the cleanup run, so the count " +

@@ -97,7 +97,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
 	}
 	if hasNetns(r) {
-		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", batch.DrainMethod)
+		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", batch.FreedMethod)
 	}
 	if err := r.writeComparisons(w); err != nil {
 		return err

@@ -30,7 +30,7 @@ type RunOptions struct {
 	Progress func(string)
 	Counter  func(label string, total int) func(done int)
 	// MountDir is where netns create scenarios keep their namespaces
-	// (see netnsbench.CreateOptions).
+	// (see netnsbench.KeepOptions).
 	MountDir string
 }
 
@@ -153,7 +153,7 @@ func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, erro
 		case "create":
 			o := n.create()
 			o.Counter, o.MountDir = ro.Counter, ro.MountDir
-			r, err = netnsbench.Create(ctx, o)
+			r, err = netnsbench.Keep(ctx, o)
 		}
 		if err != nil {
 			return lines, err

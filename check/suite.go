@@ -182,8 +182,8 @@ func (n *NetnsSpec) churn() (netnsbench.ChurnOptions, error) {
 	return netnsbench.ChurnOptions{Workers: n.Workers, PerWorker: n.PerWorker, Payload: p}, err
 }
 
-func (n *NetnsSpec) create() netnsbench.CreateOptions {
-	return netnsbench.CreateOptions{Count: n.Count, Veth: n.Veth}
+func (n *NetnsSpec) create() netnsbench.KeepOptions {
+	return netnsbench.KeepOptions{Count: n.Count, Veth: n.Veth}
 }
 
 // NeedsVM reports whether a scenario of the suite runs in the VM.

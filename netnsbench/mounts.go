@@ -20,7 +20,7 @@ import (
 // DefaultMountDir holds the namespaces that `netns create` keeps alive by
 // bind mounts, as `ip netns add` does under /run/netns: one directory per
 // run, named after the devbulk process that made it, so that Cleanup can
-// tell a crashed run from a running one. CreateOptions.MountDir and
+// tell a crashed run from a running one. KeepOptions.MountDir and
 // Cleanup's dir name another.
 const DefaultMountDir = "/run/devbulk/netns"
 

@@ -51,7 +51,7 @@ func TestNetnsScenarios(t *testing.T) {
 		{"churn-exec", churn(1, 10, "exec:ip link set lo up")},
 		{"sequential", func() (*netnsbench.Report, error) { return netnsbench.Sequential(ctx, 50) }},
 		{"create-veth", func() (*netnsbench.Report, error) {
-			return netnsbench.Create(ctx, netnsbench.CreateOptions{Count: 60, Veth: true, Step: 20, MountDir: mounts})
+			return netnsbench.Keep(ctx, netnsbench.KeepOptions{Count: 60, Veth: true, Step: 20, MountDir: mounts})
 		}},
 	} {
 		t.Run(sc.name, func(t *testing.T) {

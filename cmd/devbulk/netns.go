@@ -137,7 +137,7 @@ func netnsCreate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o := netnsbench.CreateOptions{Count: n, Veth: c.Bool("veth"), Counter: counter(c), MountDir: mountDir()}
+	o := netnsbench.KeepOptions{Count: n, Veth: c.Bool("veth"), Counter: counter(c), MountDir: mountDir()}
 	if c.IsSet("step") {
 		if o.Step, err = intFlag(c, "step", 1, n); err != nil {
 			return err
@@ -149,7 +149,7 @@ func netnsCreate(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	r, err := netnsbench.Create(c.Context, o)
+	r, err := netnsbench.Keep(c.Context, o)
 	return writeNetns(c, r, err)
 }
 

@@ -13,10 +13,10 @@ import (
 	"github.com/devbulk/devbulk/internal/nsthread"
 )
 
-// CreateOptions describe `netns create`: Count namespaces made one after
+// KeepOptions describe `netns create`: Count namespaces made one after
 // the other and all kept, each bind-mounted under o.MountDir, with a veth
 // pair to the run's parent namespace when Veth; then all released.
-type CreateOptions struct {
+type KeepOptions struct {
 	Count int
 	Veth  bool
 	// Step is the rate curve's step in namespaces (default Count/20, at
@@ -31,7 +31,7 @@ type CreateOptions struct {
 }
 
 // Check refuses options out of range, before anything is made.
-func (o CreateOptions) Check() error {
+func (o KeepOptions) Check() error {
 	if o.Step < 0 || o.Step > o.Count {
 		return fmt.Errorf("step %d out of range: 1..%d (the count)", o.Step, o.Count)
 	}
@@ -42,11 +42,11 @@ func (o CreateOptions) Check() error {
 	return CheckCount(o.Count, alive)
 }
 
-// Create makes and keeps o.Count namespaces, recording the creation rate
+// Keep makes and keeps o.Count namespaces, recording the creation rate
 // every o.Step, then releases them all and measures the drain. Whatever it
 // made is released before it returns, on error and on cancellation too; a
 // devbulk killed meanwhile leaves mounts that Cleanup removes.
-func Create(ctx context.Context, o CreateOptions) (*Report, error) {
+func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
