@@ -35,7 +35,7 @@ type Phase struct {
 	// devices still present). Not set when the delete stopped before that.
 	Settled bool `json:"-"`
 	// WallNS is the phase's wall time: until the kernel said every device was
-	// done (for netns: until the namespace was freed, see DrainMethod).
+	// done (for netns: until the namespace was freed, see FreedMethod).
 	WallNS int64 `json:"wall_ns"`
 	// UserNS and SysNS are the CPU time of the process doing the phase
 	// (devbulk itself, or the ip command).
@@ -60,6 +60,8 @@ type Phase struct {
 	RCU map[string]int `json:"rcu_calls,omitempty"`
 	// Errors holds the first distinct errors, with the kernel's text.
 	Errors []string `json:"errors,omitempty"`
+
+	firstErr error // the first of them, for errors.Is
 }
 
 // Latency summarizes per-request latencies, in nanoseconds.
@@ -127,6 +129,9 @@ func (p *Phase) noteErrors(errs ...error) {
 	for _, err := range errs {
 		if err == nil || len(p.Errors) >= keep {
 			continue
+		}
+		if p.firstErr == nil {
+			p.firstErr = err
 		}
 		s := err.Error()
 		if !slices.Contains(p.Errors, s) {

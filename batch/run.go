@@ -115,7 +115,7 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 	case ctx.Err() != nil:
 		return undo(ctx.Err())
 	case !all(ok):
-		return undo(fmt.Errorf("%d of %d links not created, first errors: %s", p.Failed, len(links), strings.Join(p.Errors, "; ")))
+		return undo(fmt.Errorf("%d of %d links not created, first errors: %s: %w", p.Failed, len(links), strings.Join(p.Errors, "; "), p.firstErr))
 	}
 	if err := set.LookUp(c, devices.LinkNames(links), devices.LinkNames(lowers)); err != nil {
 		return undo(err)

@@ -39,6 +39,10 @@ func binary(t *testing.T) string {
 		if builtDir, buildErr = os.MkdirTemp("", "devbulk-test-"); buildErr != nil {
 			return
 		}
+		// Searchable by all: one test runs devbulk as nobody.
+		if buildErr = os.Chmod(builtDir, 0o755); buildErr != nil {
+			return
+		}
 		out, err := exec.Command("go", "build", "-o", filepath.Join(builtDir, "devbulk"), "../cmd/devbulk").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
@@ -170,6 +174,13 @@ func TestUnsupportedExitsFour(t *testing.T) {
 		r := run(t, t.TempDir(), "bench", "--kind", kind, "--count", "10")
 		if r.code != 4 || !strings.Contains(r.stderr, "this kernel cannot create "+kind+": ") {
 			t.Errorf("bench --kind %s: exit %d, stderr %q; want 4 and the reason", kind, r.code, r.stderr)
+		}
+		// create probes only once the kernel refused the kind: the same
+		// answer, and nothing left behind, record included.
+		state, ns := t.TempDir(), namedNetns(t)
+		r = run(t, state, "create", "--netns", ns, "--kind", kind, "--count", "10")
+		if r.code != 4 || !strings.Contains(r.stderr, "this kernel cannot create "+kind+": ") || len(records(state)) != 0 || len(linkNames(t, ns)) != 1 {
+			t.Errorf("create --kind %s: exit %d, stderr %q, records %v, links %v; want 4, the reason, nothing left", kind, r.code, r.stderr, records(state), linkNames(t, ns))
 		}
 	}
 	if batch.ModuleLoaded(needKind(t, "ifb")) != nil {

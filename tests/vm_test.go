@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -275,6 +276,33 @@ func TestVMBenchJSON(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "devbulk vm: accelerator "+r.Accel) {
 		t.Errorf("devbulk vm did not say which accelerator ran (stderr not a terminal):\n%s", stderr.String())
+	}
+}
+
+// A long phase in the VM is not minutes of silence: with the host's stderr
+// a terminal (script(1)), the guest prints progress lines, which reach the
+// terminal as the guest writes them; stdout stays the result document.
+func TestVMProgress(t *testing.T) {
+	needVM(t)
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Fatal("script(1) not installed (tests/run-all.sh installs bsdutils)")
+	}
+	bin := staticBinary(t, "../cmd/devbulk", false)
+	dir := t.TempDir()
+	out, tty := filepath.Join(dir, "out.json"), filepath.Join(dir, "tty")
+	cmd := fmt.Sprintf("%s vm --timeout 9m -- bench --kind dummy --count 300 --delete serial --json > %s", bin, out)
+	if b, err := exec.Command("script", "-q", "-e", "-c", cmd, tty).CombinedOutput(); err != nil {
+		t.Fatalf("script -c %q: %v\n%s", cmd, err, b)
+	}
+	var r bench.Report
+	if b, _ := os.ReadFile(out); json.Unmarshal(b, &r) != nil || len(r.Runs) != 1 {
+		t.Errorf("stdout is not the result document:\n%s", b)
+	}
+	b, _ := os.ReadFile(tty)
+	for _, want := range []string{"devbulk: N=300 rep 1/1: pipelined create, serial delete", "devbulk: N=300 serial delete: 300/300"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("no %q on the terminal:\n%s", want, b)
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,6 +32,21 @@ func IsGuest() bool {
 	}
 	_, err := os.Stat(argsFile)
 	return err == nil
+}
+
+// ProgressParam on the guest's kernel command line asks devbulk there for
+// progress lines on stderr: the host's stderr is a terminal (the guest's is
+// a serial port, which has no bars to draw).
+const ProgressParam = "devbulk.progress=1"
+
+// WantsProgress reports whether this process is a guest asked for
+// progress lines.
+func WantsProgress() bool {
+	if !IsGuest() {
+		return false
+	}
+	b, err := os.ReadFile("/proc/cmdline")
+	return err == nil && slices.Contains(strings.Fields(string(b)), ProgressParam)
 }
 
 // Guest is the environment of devbulk running as the VM's init.

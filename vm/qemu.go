@@ -34,6 +34,9 @@ type Config struct {
 	Accel string
 	// Log, when set, receives one line per step (accelerator, boot).
 	Log func(string)
+	// Progress asks devbulk in the guest for progress lines on its stderr
+	// (which reaches the host's as the guest writes it, not at the end).
+	Progress bool
 	// Files are more files for the guest's root, by path.
 	Files map[string][]byte
 }
@@ -76,7 +79,7 @@ func Run(ctx context.Context, cfg Config, args []string, stdout, stderr io.Write
 		}
 	}
 	cfg.log("accelerator %s, kernel %s, %d CPUs, %d MiB", cfg.Accel, cfg.Kernel.Vmlinuz, cfg.CPUs, cfg.MemMiB)
-	b, err := boot(ctx, qemu, cfg, args)
+	b, err := boot(ctx, qemu, cfg, args, stderr)
 	if err != nil {
 		return 0, err
 	}
@@ -84,10 +87,31 @@ func Run(ctx context.Context, cfg Config, args []string, stdout, stderr io.Write
 	if _, err := io.Copy(stdout, b.port(1)); err != nil {
 		return 0, err
 	}
-	if _, err := io.Copy(stderr, b.port(2)); err != nil {
-		return 0, err
-	}
 	return b.code, b.err
+}
+
+// follow copies what the guest writes to serial port file path into w as
+// it is written, until stop is closed, then the rest: a long phase's
+// progress reaches the host while it runs.
+func follow(path string, w io.Writer, stop <-chan struct{}) {
+	var f *os.File
+	for {
+		if f == nil {
+			f, _ = os.Open(path)
+		}
+		if f != nil {
+			_, _ = io.Copy(w, f)
+		}
+		select {
+		case <-stop:
+			if f != nil {
+				_, _ = io.Copy(w, f)
+				f.Close()
+			}
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func (c Config) log(format string, args ...any) {
@@ -112,7 +136,7 @@ func (b *booted) port(n int) io.Reader {
 // boot runs one VM to completion. It fails when qemu cannot start or ctx
 // ends; a guest that died without an exit code is reported in b.err with
 // the end of its console.
-func boot(ctx context.Context, qemu string, cfg Config, args []string) (*booted, error) {
+func boot(ctx context.Context, qemu string, cfg Config, args []string, stderr io.Writer) (*booted, error) {
 	dir, err := os.MkdirTemp("", workDirPattern)
 	if err != nil {
 		return nil, err
@@ -143,10 +167,18 @@ func boot(ctx context.Context, qemu string, cfg Config, args []string) (*booted,
 		"-kernel", cfg.Kernel.Vmlinuz, "-initrd", initrd,
 		"-append", "console=ttyS0 panic=-1 quiet " + devbulk.AccelParam + "=" + cfg.Accel,
 	}
+	if cfg.Progress {
+		qargs[len(qargs)-1] += " " + ProgressParam
+	}
 	for n := 0; n < 4; n++ {
 		qargs = append(qargs, "-serial", "file:"+filepath.Join(dir, fmt.Sprintf("ttyS%d", n)))
 	}
 	cmd := child.Command(ctx, qemu, qargs...)
+	if stderr != nil {
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() { follow(filepath.Join(dir, "ttyS2"), stderr, stop); close(done) }()
+		defer func() { close(stop); <-done }()
+	}
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		defer os.RemoveAll(dir)
@@ -224,7 +256,7 @@ func probeKVM(ctx context.Context, qemu string, cfg Config) error {
 	defer cancel()
 	probe := cfg
 	probe.Accel, probe.Modules = "kvm", nil
-	b, err := boot(pctx, qemu, probe, []string{probeArg})
+	b, err := boot(pctx, qemu, probe, []string{probeArg}, nil)
 	if err == nil {
 		os.RemoveAll(b.dir)
 		if b.err == nil && b.code == 0 {

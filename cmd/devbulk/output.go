@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/devbulk/devbulk/charts"
+	"github.com/devbulk/devbulk/vm"
 )
 
 var (
@@ -43,19 +44,27 @@ func outputFormat(c *cli.Context, choices ...string) (string, error) {
 	return f, nil
 }
 
-// progress returns a progress printer for stderr when it is a terminal and
-// --quiet is not given, else nil.
+// progress returns a progress printer for stderr when it is a terminal (or
+// devbulk runs in its VM for a host whose stderr is one) and --quiet is not
+// given, else nil.
 func progress(c *cli.Context) func(string) {
-	if c.Bool("quiet") || !isTerminal(2) {
+	if c.Bool("quiet") || !(isTerminal(2) || vm.WantsProgress()) {
 		return nil
 	}
 	return func(s string) { fmt.Fprintf(os.Stderr, "devbulk: %s\n", s) }
 }
 
 // counter returns a maker of progress bars on stderr, under the same
-// conditions as progress. A bar ends when it reaches its total.
+// conditions as progress. A bar ends when it reaches its total. In the VM,
+// whose stderr reaches the host as it is written, a line every 10 s stands
+// in for the bar.
 func counter(c *cli.Context) func(label string, total int) func(done int) {
-	if c.Bool("quiet") || !isTerminal(2) {
+	switch {
+	case c.Bool("quiet"):
+		return nil
+	case vm.WantsProgress():
+		return lineCounter(os.Stderr, 10*time.Second)
+	case !isTerminal(2):
 		return nil
 	}
 	return func(label string, total int) func(int) {
@@ -131,4 +140,18 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// lineCounter makes counters that print "label: done/total" at most once
+// per every, and at the end.
+func lineCounter(w io.Writer, every time.Duration) func(label string, total int) func(done int) {
+	return func(label string, total int) func(int) {
+		var last time.Time
+		return func(done int) {
+			if now := time.Now(); done >= total || now.Sub(last) >= every {
+				last = now
+				fmt.Fprintf(w, "devbulk: %s: %d/%d\n", label, done, total)
+			}
+		}
+	}
 }

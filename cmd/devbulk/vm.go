@@ -67,6 +67,7 @@ func vmAction(c *cli.Context) error {
 	// Always, not only on a terminal: which accelerator ran (and why not
 	// KVM) belongs beside every figure the guest prints.
 	cfg.Log = func(s string) { fmt.Fprintf(c.App.ErrWriter, "devbulk vm: %s\n", s) }
+	cfg.Progress = isTerminal(2) // the guest's progress, as lines, while it runs
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	code, err := vm.Run(ctx, cfg, args, c.App.Writer, c.App.ErrWriter)
