@@ -27,7 +27,7 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
 			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
 		},
-		Action: benchAction,
+		Action: benchWith(benchOptionsOf),
 	}
 }
 
@@ -35,18 +35,22 @@ func benchCommand() *cli.Command {
 // format, for `benchstat old.txt new.txt`).
 var benchFormats = []string{"table", "json", "benchstat"}
 
-func benchAction(c *cli.Context) error {
-	o, err := benchOptionsOf(c)
-	if err != nil {
-		return err
+// benchWith is the action of a command that is a bench (bench, rmmod):
+// its flags read by parse, the kinds resolved, the cycles run and printed.
+func benchWith(parse func(*cli.Context) (bench.Options, error)) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		o, err := parse(c)
+		if err != nil {
+			return err
+		}
+		if err := needNetAdmin(); err != nil {
+			return err
+		}
+		if err := o.Resolve(); err != nil {
+			return err
+		}
+		return runBench(c, o)
 	}
-	if err := needNetAdmin(); err != nil {
-		return err
-	}
-	if err := o.Resolve(); err != nil {
-		return err
-	}
-	return runBench(c, o)
 }
 
 // benchOptionsOf reads the bench's flags: everything the command line says

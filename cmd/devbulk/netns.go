@@ -55,49 +55,20 @@ func netnsCommand() *cli.Command {
 }
 
 func churn(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	w, err := intFlag(c, "workers", 1, 1024)
+	o, err := churnOptionsOf(c)
 	if err != nil {
 		return err
-	}
-	n, err := intFlag(c, "per-worker", 1, netnsbench.MaxNamespaces)
-	if err != nil {
-		return err
-	}
-	p, err := netnsbench.ParsePayload(c.String("payload"))
-	if err != nil {
-		return usage(err)
-	}
-	switch c.String("compare") {
-	case "":
-	case "exec":
-		if p.Name != "lo-up" {
-			return usagef("--compare exec runs the classic lo-up loop: use --payload lo-up")
-		}
-		for _, prog := range []string{"unshare", "sh", "ip"} {
-			if _, err := exec.LookPath(prog); err != nil {
-				return devbulk.NotSupported("--compare exec runs `unshare -n sh -c 'ip link set lo up'`: %w", err)
-			}
-		}
-	default:
-		return usagef("--compare %q: the only comparison is exec", c.String("compare"))
-	}
-	o := netnsbench.ChurnOptions{Workers: w, PerWorker: n, Payload: p, Counter: counter(c)}
-	if err := o.Check(); err != nil {
-		return usage(err)
 	}
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	if p.Kind != nil {
-		_, sup, err := support(p.Kind)
+	if k := o.Payload.Kind; k != nil {
+		_, sup, err := support(k)
 		if err != nil {
 			return err
 		}
-		if err := devices.Require(sup, p.Kind); err != nil {
-			return fmt.Errorf("payload %s: %w", p.Name, err)
+		if err := devices.Require(sup, k); err != nil {
+			return fmt.Errorf("payload %s: %w", o.Payload.Name, err)
 		}
 	}
 	r, err := netnsbench.Churn(c.Context, o)
@@ -109,6 +80,43 @@ func churn(c *cli.Context) error {
 		}
 	}
 	return writeNetns(c, r, err)
+}
+
+// churnOptionsOf reads the churn's flags; --compare exec needs the shell
+// loop's programs.
+func churnOptionsOf(c *cli.Context) (netnsbench.ChurnOptions, error) {
+	o := netnsbench.ChurnOptions{Counter: counter(c)}
+	if err := noArgs(c); err != nil {
+		return o, err
+	}
+	var err error
+	if o.Workers, err = intFlag(c, "workers", 1, 1024); err != nil {
+		return o, err
+	}
+	if o.PerWorker, err = intFlag(c, "per-worker", 1, netnsbench.MaxNamespaces); err != nil {
+		return o, err
+	}
+	if o.Payload, err = netnsbench.ParsePayload(c.String("payload")); err != nil {
+		return o, usage(err)
+	}
+	switch c.String("compare") {
+	case "":
+	case "exec":
+		if o.Payload.Name != "lo-up" {
+			return o, usagef("--compare exec runs the classic lo-up loop: use --payload lo-up")
+		}
+		for _, prog := range []string{"unshare", "sh", "ip"} {
+			if _, err := exec.LookPath(prog); err != nil {
+				return o, devbulk.NotSupported("--compare exec runs `unshare -n sh -c 'ip link set lo up'`: %w", err)
+			}
+		}
+	default:
+		return o, usagef("--compare %q: the only comparison is exec", c.String("compare"))
+	}
+	if err := o.Check(); err != nil {
+		return o, usage(err)
+	}
+	return o, nil
 }
 
 func sequential(c *cli.Context) error {

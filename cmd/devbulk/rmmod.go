@@ -24,28 +24,31 @@ func rmmodCommand() *cli.Command {
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per strategy (1..100)"},
 			upFlag, traceRCUFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
 		},
-		Action: rmmod,
+		Action: benchWith(rmmodOptionsOf),
 	}
 }
 
-func rmmod(c *cli.Context) error {
+// rmmodOptionsOf reads rmmod's flags into the bench they describe: the
+// module strategy beside one-by-one and group (or lower) deletes.
+func rmmodOptionsOf(c *cli.Context) (bench.Options, error) {
+	var o bench.Options
 	if err := noArgs(c); err != nil {
-		return err
+		return o, err
 	}
 	if _, err := outputFormat(c, benchFormats...); err != nil {
-		return err
+		return o, err
 	}
 	k, err := kindOf(c)
 	if err != nil {
-		return err
+		return o, err
 	}
 	if k != devices.Dummy && k != devices.Ifb {
-		return usagef("rmmod --kind %s: valid are dummy and ifb", k.Name)
+		return o, usagef("rmmod --kind %s: valid are dummy and ifb", k.Name)
 	}
-	o := bench.Options{Kind: k, Create: batch.CreatePipelined, Up: c.Bool("up"), TraceRCU: c.Bool("trace-rcu"),
+	o = bench.Options{Kind: k, Create: batch.CreatePipelined, Up: c.Bool("up"), TraceRCU: c.Bool("trace-rcu"),
 		Deletes: []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteSerial, batch.DeleteGroup}}
 	if o.Repeat, err = intFlag(c, "repeat", 1, 100); err != nil {
-		return err
+		return o, err
 	}
 	count := c.String("count")
 	if c.String("vlans") != "" {
@@ -53,23 +56,17 @@ func rmmod(c *cli.Context) error {
 		o.Deletes = []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteLower, batch.DeleteSerial}
 		count = c.String("vlans")
 		if c.IsSet("count") {
-			return usagef("--count and --vlans: give one")
+			return o, usagef("--count and --vlans: give one")
 		}
 	}
 	if o.Counts, err = counts(count, o.Kind); err != nil {
-		return err
+		return o, err
 	}
 	if len(o.Counts) != 1 {
-		return usagef("rmmod takes one count, got %q", count)
+		return o, usagef("rmmod takes one count, got %q", count)
 	}
 	if o.UnloadLower && o.Counts[0] > devices.MaxVlanID {
-		return usagef("--vlans %d out of range: 1..%d (the vlans sit on one %s)", o.Counts[0], devices.MaxVlanID, k.Name)
+		return o, usagef("--vlans %d out of range: 1..%d (the vlans sit on one %s)", o.Counts[0], devices.MaxVlanID, k.Name)
 	}
-	if err := needNetAdmin(); err != nil {
-		return err
-	}
-	if err := o.Resolve(); err != nil {
-		return err
-	}
-	return runBench(c, o)
+	return o, nil
 }

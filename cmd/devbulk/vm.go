@@ -34,43 +34,13 @@ func vmCommand() *cli.Command {
 }
 
 func vmAction(c *cli.Context) error {
-	args := c.Args().Slice()
-	if len(args) == 0 {
-		return usagef("devbulk vm needs the devbulk command to run in the guest, after --: devbulk vm -- bench --kind dummy")
-	}
-	if n := c.Int("cpus"); n < 1 || n > 64 {
-		return usagef("--cpus %d out of range: 1..64", n)
-	}
-	if m := c.Int("mem"); m < 256 || m > 65536 {
-		return usagef("--mem %d out of range: 256..65536 MiB", m)
-	}
-	switch c.String("accel") {
-	case "", "kvm", "tcg":
-	default:
-		return usagef("--accel %q: valid are kvm and tcg", c.String("accel"))
-	}
-	if c.Duration("timeout") <= 0 {
-		return usagef("--timeout %s out of range: a positive duration, as in 30m", c.Duration("timeout"))
-	}
-	if c.String("modules") != "" && c.String("kernel") == "debian" {
-		return usagef("--modules goes with --kernel PATH (the Debian kernel brings its own)")
-	}
-	k, err := guestKernel(c.String("kernel"), c.String("modules"))
+	cfg, err := vmConfigOf(c)
 	if err != nil {
 		return err
 	}
-	var modules []string
-	for _, kind := range devices.All() {
-		modules = append(modules, kind.Module)
-	}
-	cfg := vm.Config{Kernel: k, Modules: modules, CPUs: c.Int("cpus"), MemMiB: c.Int("mem"), Accel: c.String("accel")}
-	// Always, not only on a terminal: which accelerator ran (and why not
-	// KVM) belongs beside every figure the guest prints.
-	cfg.Log = func(s string) { fmt.Fprintf(c.App.ErrWriter, "devbulk vm: %s\n", s) }
-	cfg.Progress = isTerminal(2) // the guest's progress, as lines, while it runs
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
-	code, err := vm.Run(ctx, cfg, args, c.App.Writer, c.App.ErrWriter)
+	code, err := vm.Run(ctx, cfg, c.Args().Slice(), c.App.Writer, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}
@@ -78,6 +48,46 @@ func vmAction(c *cli.Context) error {
 		return &exitError{code: code, err: errSilent}
 	}
 	return nil
+}
+
+// vmConfigOf reads vm's flags and finds the guest kernel.
+func vmConfigOf(c *cli.Context) (vm.Config, error) {
+	var cfg vm.Config
+	if c.Args().Len() == 0 {
+		return cfg, usagef("devbulk vm needs the devbulk command to run in the guest, after --: devbulk vm -- bench --kind dummy")
+	}
+	if n := c.Int("cpus"); n < 1 || n > 64 {
+		return cfg, usagef("--cpus %d out of range: 1..64", n)
+	}
+	if m := c.Int("mem"); m < 256 || m > 65536 {
+		return cfg, usagef("--mem %d out of range: 256..65536 MiB", m)
+	}
+	switch c.String("accel") {
+	case "", "kvm", "tcg":
+	default:
+		return cfg, usagef("--accel %q: valid are kvm and tcg", c.String("accel"))
+	}
+	if c.Duration("timeout") <= 0 {
+		return cfg, usagef("--timeout %s out of range: a positive duration, as in 30m", c.Duration("timeout"))
+	}
+	if c.String("modules") != "" && c.String("kernel") == "debian" {
+		return cfg, usagef("--modules goes with --kernel PATH (the Debian kernel brings its own)")
+	}
+	k, err := guestKernel(c.String("kernel"), c.String("modules"))
+	if err != nil {
+		return cfg, err
+	}
+	var modules []string
+	for _, kind := range devices.All() {
+		modules = append(modules, kind.Module)
+	}
+	cfg = vm.Config{Kernel: k, Modules: modules, CPUs: c.Int("cpus"), MemMiB: c.Int("mem"), Accel: c.String("accel"),
+		// Always, not only on a terminal: which accelerator ran (and why
+		// not KVM) belongs beside every figure the guest prints.
+		Log:      func(s string) { fmt.Fprintf(c.App.ErrWriter, "devbulk vm: %s\n", s) },
+		Progress: isTerminal(2), // the guest's progress, as lines, while it runs
+	}
+	return cfg, nil
 }
 
 // errSilent is an exit status whose message was already printed (by the guest).
