@@ -252,28 +252,30 @@ func (s *Set) settle(c *nlbatch.Conn, confirmed map[int32]bool, gone []Leftover,
 	}
 	rest := slices.DeleteFunc(s.all(), func(l nlbatch.Link) bool { return goneIdx[l.Index] })
 	isLower := indexes(s.Lowers)
-	p.Left = gone
+	left, deleted := gone, 0
 	// One device at a time, as the lookups are read: after a delete of
-	// 100 000 there is nothing to list but what is left.
+	// 100 000 there is nothing to list but what is left. The phase is
+	// changed only once every device was looked up.
 	err := s.each(context.Background(), c, rest, func(now nlbatch.Link, lo *Leftover) {
 		switch {
 		case lo == nil:
 			stayed[now.Index] = true
-			p.Left = append(p.Left, Leftover{Link: now, Present: true, Why: "not deleted"})
+			left = append(left, Leftover{Link: now, Present: true, Why: "not deleted"})
 		case !lo.Present && confirmed[lo.Link.Index]:
 			if !isLower[lo.Link.Index] {
-				p.Deleted++
+				deleted++
 			}
 		default:
 			if lo.Present {
 				stayed[lo.Link.Index] = true
 			}
-			p.Left = append(p.Left, *lo)
+			left = append(left, *lo)
 		}
 	})
 	if err != nil {
 		return err
 	}
+	p.Left, p.Deleted = left, deleted
 	keep := func(ls []nlbatch.Link) []nlbatch.Link {
 		return slices.DeleteFunc(ls, func(l nlbatch.Link) bool { return !stayed[l.Index] })
 	}
