@@ -106,7 +106,7 @@ func vs(n int, phase, strategy, a, b string, aw, bw []float64) *Comparison {
 		return nil
 	}
 	c := &Comparison{Count: n, Phase: phase, Strategy: strategy, A: a, B: b, Ratio: res.Ratio, P: res.P,
-		N: min(len(aw), len(bw)), MedianA: int64(median(aw)), MedianB: int64(median(bw))}
+		N: min(len(aw), len(bw)), MedianA: int64(res.MedianA), MedianB: int64(res.MedianB)}
 	switch {
 	case !res.HasCI:
 		c.Verdict = TooFew
@@ -131,15 +131,6 @@ func walls(cs []Cycle, phase func(Cycle) *batch.Phase) []float64 {
 		}
 	}
 	return out
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func counts(cs []Cycle) []int {
@@ -174,7 +165,7 @@ func fastestBatch(cs []Cycle) string {
 		switch batch.DeleteStrategy(d) {
 		case batch.DeleteGroup, batch.DeleteAuto, batch.DeleteNetns, batch.DeleteLower, batch.DeleteModule:
 			if w := walls(byStrategy(cs, d), func(c Cycle) *batch.Phase { return &c.Delete }); len(w) > 0 {
-				if m := median(w); best == "" || m < bestWall {
+				if m := ratio.Median(w); best == "" || m < bestWall {
 					best, bestWall = d, m
 				}
 			}

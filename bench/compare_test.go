@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/devbulk/devbulk/internal/ratio"
+
 	"github.com/devbulk/devbulk/batch"
 )
 
@@ -50,7 +52,7 @@ func TestComparisonsAndHeadline(t *testing.T) {
 		t.Error("serial compared with iproute2, which had no run of it here")
 	}
 	best := "group"
-	if median([]float64{161e6, 158e6, 162e6, 157e6, 163e6}) < median([]float64{160e6, 161e6, 159e6, 162e6, 158e6}) {
+	if ratio.Median([]float64{161e6, 158e6, 162e6, 157e6, 163e6}) < ratio.Median([]float64{160e6, 161e6, 159e6, 162e6, 158e6}) {
 		best = "netns"
 	}
 	if c := got["delete/serial/"+best]; c.Verdict != best+" faster" || c.Ratio < 90 || c.Ratio > 110 {

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/devbulk/devbulk/internal/ratio"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -68,7 +70,7 @@ func Bench(r *bench.Report) (*plot.Plot, error) {
 		sort.Ints(ns)
 		xy := make(plotter.XYs, len(ns))
 		for i, n := range ns {
-			xy[i].X, xy[i].Y = float64(n), median(perN[label][n])
+			xy[i].X, xy[i].Y = float64(n), ratio.Median(perN[label][n])
 		}
 		lines = append(lines, label, xy)
 	}
@@ -298,16 +300,6 @@ func FromDocument(b []byte) (*plot.Plot, error) {
 		return Bench(&r)
 	}
 	return nil, errors.New("not a devbulk result document (bench --json, netns --json or check --baseline --format json)")
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // logTicks labels 1, 2 and 5 times each power of ten (plot.LogTicks labels

@@ -24,8 +24,9 @@ const Confidence = 0.95
 
 // Result compares b with a.
 type Result struct {
-	// Ratio is median(b)/median(a).
-	Ratio float64
+	// MedianA and MedianB are the samples' medians; Ratio is MedianB/MedianA.
+	MedianA, MedianB float64
+	Ratio            float64
 	// Lo and Hi bound the ratio with Confidence; both are 0 when the
 	// samples are too small for an interval (HasCI false).
 	Lo, Hi float64
@@ -41,7 +42,8 @@ func Compare(a, b []float64) (Result, error) {
 	if len(a) == 0 || len(b) == 0 {
 		return r, stats.ErrSampleSize
 	}
-	r.Ratio = median(b) / median(a)
+	r.MedianA, r.MedianB = Median(a), Median(b)
+	r.Ratio = r.MedianB / r.MedianA
 	u, err := stats.MannWhitneyUTest(a, b, stats.LocationDiffers)
 	if err != nil {
 		return r, err
@@ -73,7 +75,11 @@ func tail(n1, n2 int, alpha float64) int {
 	return k
 }
 
-func median(xs []float64) float64 {
+// Median is the median of xs (which it leaves as they are); NaN for none.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	n := len(s)
