@@ -68,3 +68,14 @@ func TestPercentiles(t *testing.T) {
 		t.Errorf("p50 %d p99 %d single %d", pct(v, 50), pct(v, 99), pct([]int64{4}, 99))
 	}
 }
+
+// The batch paths are those the package documentation names one batch for
+// all; serial, pipelined and parallel are one batch per device.
+func TestOneBatch(t *testing.T) {
+	for _, d := range DeleteStrategies {
+		want := d != DeleteSerial && d != DeletePipelined && d != DeleteParallel
+		if d.OneBatch() != want {
+			t.Errorf("%s: OneBatch %v, want %v", d, d.OneBatch(), want)
+		}
+	}
+}

@@ -58,6 +58,16 @@ func ParseDelete(s string) (DeleteStrategy, error) {
 	return "", fmt.Errorf("unknown delete strategy %q (valid: %s)", s, strings.Join(names, ", "))
 }
 
+// OneBatch reports whether d takes the kernel's batch path: every device in
+// one unregister batch (see the package documentation), not one per device.
+func (d DeleteStrategy) OneBatch() bool {
+	switch d {
+	case DeleteGroup, DeleteAuto, DeleteNetns, DeleteLower, DeleteModule:
+		return true
+	}
+	return false
+}
+
 // Applies reports whether strategy d can tear down links of kind k, and why
 // not. dedicated says the devices live in a namespace devbulk made for them.
 func (d DeleteStrategy) Applies(k *devices.Kind, dedicated bool) error {

@@ -162,12 +162,12 @@ func byStrategy(cs []Cycle, d string) []Cycle {
 func fastestBatch(cs []Cycle) string {
 	best, bestWall := "", 0.0
 	for _, d := range strategies(cs) {
-		switch batch.DeleteStrategy(d) {
-		case batch.DeleteGroup, batch.DeleteAuto, batch.DeleteNetns, batch.DeleteLower, batch.DeleteModule:
-			if w := walls(byStrategy(cs, d), func(c Cycle) *batch.Phase { return &c.Delete }); len(w) > 0 {
-				if m := ratio.Median(w); best == "" || m < bestWall {
-					best, bestWall = d, m
-				}
+		if !batch.DeleteStrategy(d).OneBatch() {
+			continue
+		}
+		if w := walls(byStrategy(cs, d), func(c Cycle) *batch.Phase { return &c.Delete }); len(w) > 0 {
+			if m := ratio.Median(w); best == "" || m < bestWall {
+				best, bestWall = d, m
 			}
 		}
 	}
