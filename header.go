@@ -1,8 +1,6 @@
 package devbulk
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"runtime"
@@ -10,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/internal/result"
 )
 
 // Header is what every devbulk result document starts with: which tool,
@@ -40,7 +40,8 @@ func NewHeader() Header {
 	var u unix.Utsname
 	_ = unix.Uname(&u)
 	h := Header{Tool: "devbulk", Version: Version(), Kernel: unix.ByteSliceToString(u.Release[:]),
-		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339), MemKiB: memTotal()}
+		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339)}
+	h.MemKiB, _ = result.ProcKiB("/proc/meminfo", "MemTotal")
 	if b, err := os.ReadFile("/proc/cmdline"); err == nil {
 		h.Cmdline = strings.TrimSpace(string(b))
 	}
@@ -62,19 +63,4 @@ func (h Header) Machine() string {
 		s += "  in devbulk's VM (" + h.Accel + ")"
 	}
 	return s
-}
-
-func memTotal() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		var kib int64
-		if n, _ := fmt.Sscanf(sc.Text(), "MemTotal: %d kB", &kib); n == 1 {
-			return kib
-		}
-	}
-	return 0
 }

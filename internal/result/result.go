@@ -33,22 +33,31 @@ func ns(t unix.Timeval) int64 { return t.Sec*1e9 + int64(t.Usec)*1e3 }
 // large parent (a Go test binary built with -race: 47 MiB) reported the
 // parent's peak.
 func MaxRSSKiB() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				var kib int64
-				if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kib); err == nil {
-					return kib
-				}
-			}
-		}
+	if kib, ok := ProcKiB("/proc/self/status", "VmHWM"); ok {
+		return kib
 	}
 	var ru unix.Rusage
 	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
 		return 0
 	}
 	return ru.Maxrss
+}
+
+// ProcKiB reads the "key:   N kB" line of a /proc file (status, meminfo).
+func ProcKiB(path, key string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			var kib int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kib); err == nil {
+				return kib, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // FormatNS prints nanoseconds compactly, with 3 significant digits.
