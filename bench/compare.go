@@ -82,11 +82,7 @@ func (r *Report) compare() {
 		}
 		if len(ms) > 0 {
 			cost := Cost{Count: n, N: len(ms)}
-			sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(ms, &benchmath.DefaultThresholds), ratio.Confidence)
-			cost.MsPerDevice = sum.Center
-			if sum.Lo > 0 && sum.Hi > sum.Lo && sum.Hi < 1e300 {
-				cost.CI95 = []float64{sum.Lo, sum.Hi}
-			}
+			cost.MsPerDevice, cost.CI95 = ratio.MedianCI(benchmath.NewSample(ms, &benchmath.DefaultThresholds))
 			r.Creation = append(r.Creation, cost)
 		}
 	}
@@ -106,19 +102,16 @@ func vs(n int, phase, strategy, a, b string, aw, bw []float64) *Comparison {
 		return nil
 	}
 	c := &Comparison{Count: n, Phase: phase, Strategy: strategy, A: a, B: b, Ratio: res.Ratio, P: res.P,
-		N: min(len(aw), len(bw)), MedianA: int64(res.MedianA), MedianB: int64(res.MedianB)}
+		N: min(len(aw), len(bw)), MedianA: int64(res.MedianA), MedianB: int64(res.MedianB), CI95: res.CI}
 	switch {
-	case !res.HasCI:
+	case res.CI == nil:
 		c.Verdict = TooFew
-	case res.Lo > 1:
+	case res.CI[0] > 1:
 		c.Verdict = a + " faster"
-	case res.Hi < 1:
+	case res.CI[1] < 1:
 		c.Verdict = b + " faster"
 	default:
 		c.Verdict = NoDifference
-	}
-	if res.HasCI {
-		c.CI95 = []float64{res.Lo, res.Hi}
 	}
 	return c
 }

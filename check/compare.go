@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchmath"
+
+	"github.com/devbulk/devbulk/internal/ratio"
 )
 
 // Verdicts of one benchmark's comparison.
@@ -20,7 +22,7 @@ const (
 )
 
 // Confidence is the confidence level of the intervals reported.
-const Confidence = 0.95
+const Confidence = ratio.Confidence
 
 // Comparison is one benchmark (ns/op: per device or per namespace) in the
 // baseline and now.
@@ -221,10 +223,10 @@ func compareLines(base, cur []Line, haveBase bool, thresholdPct float64) []Compa
 }
 
 func summarize(s *benchmath.Sample) *Summary { // s's values are sorted
-	sum := benchmath.AssumeNothing.Summary(s, Confidence)
-	out := &Summary{Median: sum.Center, N: len(s.Values), Values: s.Values}
-	if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
-		out.Lo, out.Hi = &sum.Lo, &sum.Hi
+	median, ci := ratio.MedianCI(s)
+	out := &Summary{Median: median, N: len(s.Values), Values: s.Values}
+	if ci != nil {
+		out.Lo, out.Hi = &ci[0], &ci[1]
 	}
 	return out
 }

@@ -16,6 +16,8 @@ import (
 	"math"
 	"slices"
 
+	"golang.org/x/perf/benchmath"
+
 	"github.com/aclements/go-moremath/stats"
 )
 
@@ -27,18 +29,16 @@ type Result struct {
 	// MedianA and MedianB are the samples' medians; Ratio is MedianB/MedianA.
 	MedianA, MedianB float64
 	Ratio            float64
-	// Lo and Hi bound the ratio with Confidence; both are 0 when the
-	// samples are too small for an interval (HasCI false).
-	Lo, Hi float64
-	HasCI  bool
+	// CI is [lo, hi], bounding the ratio with Confidence; nil when the
+	// samples are too small for an interval.
+	CI []float64
 	// P is the two-sided Mann-Whitney U test's p-value.
-	P      float64
-	N1, N2 int
+	P float64
 }
 
 // Compare compares sample b with sample a (both positive times).
 func Compare(a, b []float64) (Result, error) {
-	r := Result{N1: len(a), N2: len(b)}
+	var r Result
 	if len(a) == 0 || len(b) == 0 {
 		return r, stats.ErrSampleSize
 	}
@@ -60,7 +60,7 @@ func Compare(a, b []float64) (Result, error) {
 		}
 	}
 	slices.Sort(logs)
-	r.Lo, r.Hi, r.HasCI = math.Exp(logs[k-1]), math.Exp(logs[len(logs)-k]), true
+	r.CI = []float64{math.Exp(logs[k-1]), math.Exp(logs[len(logs)-k])}
 	return r, nil
 }
 
@@ -87,4 +87,15 @@ func Median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// MedianCI is the median of a sample and its distribution-free confidence
+// interval (benchmath's, as benchstat reports it); the interval is nil where
+// the sample is too small to give one (fewer than 6 values at 95%).
+func MedianCI(s *benchmath.Sample) (float64, []float64) {
+	sum := benchmath.AssumeNothing.Summary(s, Confidence)
+	if math.IsInf(sum.Lo, 0) || math.IsInf(sum.Hi, 0) {
+		return sum.Center, nil
+	}
+	return sum.Center, []float64{sum.Lo, sum.Hi}
 }

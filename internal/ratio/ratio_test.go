@@ -24,14 +24,14 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(r.Ratio-2) > 1e-9 || !r.HasCI || r.Lo > 2 || r.Hi < 2 || r.Lo <= 1 || r.P > 0.01 {
+	if math.Abs(r.Ratio-2) > 1e-9 || r.CI == nil || r.CI[0] > 2 || r.CI[1] < 2 || r.CI[0] <= 1 || r.P > 0.01 {
 		t.Errorf("b twice a: %+v; want ratio 2 inside a CI above 1, p < 0.01", r)
 	}
 	same := []float64{101, 99, 100, 103, 97}
-	if r, _ := Compare(a, same); !r.HasCI || r.Lo >= 1 || r.Hi <= 1 || r.P < 0.05 {
+	if r, _ := Compare(a, same); r.CI == nil || r.CI[0] >= 1 || r.CI[1] <= 1 || r.P < 0.05 {
 		t.Errorf("same distribution: %+v; want a CI around 1 and p >= 0.05", r)
 	}
-	if r, _ := Compare(a[:3], twice[:3]); r.HasCI || math.Abs(r.Ratio-2) > 1e-9 {
+	if r, _ := Compare(a[:3], twice[:3]); r.CI != nil || math.Abs(r.Ratio-2) > 1e-9 {
 		t.Errorf("three a side: %+v; want the ratio and no CI", r)
 	}
 	if _, err := Compare(nil, a); err == nil {
