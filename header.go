@@ -42,15 +42,27 @@ func NewHeader() Header {
 	h := Header{Tool: "devbulk", Version: Version(), Kernel: unix.ByteSliceToString(u.Release[:]),
 		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339)}
 	h.MemKiB, _ = result.ProcKiB("/proc/meminfo", "MemTotal")
-	if b, err := os.ReadFile("/proc/cmdline"); err == nil {
-		h.Cmdline = strings.TrimSpace(string(b))
-	}
-	for _, f := range strings.Fields(h.Cmdline) {
-		if v, ok := strings.CutPrefix(f, AccelParam+"="); ok {
-			h.Accel = v
+	h.Cmdline = Cmdline()
+	h.Accel, _ = KernelParam(h.Cmdline, AccelParam)
+	return h
+}
+
+// Cmdline is the running kernel's command line (/proc/cmdline).
+func Cmdline() string {
+	b, _ := os.ReadFile("/proc/cmdline")
+	return strings.TrimSpace(string(b))
+}
+
+// KernelParam is the value of parameter key=value on a kernel command line
+// (the last one given, as the kernel reads it).
+func KernelParam(cmdline, key string) (string, bool) {
+	v, found := "", false
+	for _, f := range strings.Fields(cmdline) {
+		if rest, ok := strings.CutPrefix(f, key+"="); ok {
+			v, found = rest, true
 		}
 	}
-	return h
+	return v, found
 }
 
 // Machine describes the machine in one line, for the tables' first line.

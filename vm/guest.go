@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk"
 )
 
 // argsFile is where the host puts the guest's devbulk arguments.
@@ -34,10 +34,10 @@ func IsGuest() bool {
 	return err == nil
 }
 
-// ProgressParam on the guest's kernel command line asks devbulk there for
+// ProgressParam=1 on the guest's kernel command line asks devbulk there for
 // progress lines on stderr: the host's stderr is a terminal (the guest's is
 // a serial port, which has no bars to draw).
-const ProgressParam = "devbulk.progress=1"
+const ProgressParam = "devbulk.progress"
 
 // WantsProgress reports whether this process is a guest asked for
 // progress lines.
@@ -45,8 +45,8 @@ func WantsProgress() bool {
 	if !IsGuest() {
 		return false
 	}
-	b, err := os.ReadFile("/proc/cmdline")
-	return err == nil && slices.Contains(strings.Fields(string(b)), ProgressParam)
+	v, _ := devbulk.KernelParam(devbulk.Cmdline(), ProgressParam)
+	return v == "1"
 }
 
 // Guest is the environment of devbulk running as the VM's init.

@@ -168,7 +168,7 @@ func boot(ctx context.Context, qemu string, cfg Config, args []string, stderr io
 		"-append", "console=ttyS0 panic=-1 quiet " + devbulk.AccelParam + "=" + cfg.Accel,
 	}
 	if cfg.Progress {
-		qargs[len(qargs)-1] += " " + ProgressParam
+		qargs[len(qargs)-1] += " " + ProgressParam + "=1"
 	}
 	for n := 0; n < 4; n++ {
 		qargs = append(qargs, "-serial", "file:"+filepath.Join(dir, fmt.Sprintf("ttyS%d", n)))
