@@ -53,23 +53,15 @@ func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, err
 		if err != nil {
 			return nil, fmt.Errorf("listing links of netns %s: %w", path, err)
 		}
-		peers := map[int32]bool{} // the set's veth peers, made with it
+		var ours map[int32]bool // the set's devices here, and their veth peers, made with them
 		if ino == st.Ino {
-			var mine []nlbatch.Link
-			for _, l := range links {
-				if owns(l) {
-					mine = append(mine, l)
-				}
-			}
-			for _, p := range s.peers(mine, links) {
-				peers[p.Index] = true
-			}
+			ours = s.ours(slices.DeleteFunc(slices.Clone(links), func(l nlbatch.Link) bool { return !owns(l) }), links)
 		}
 		for _, l := range links {
 			if !slices.Contains(kinds, l.Kind) || (devices.IsFallback(k.Module, l.Name) && l.Flags&unix.IFF_UP == 0) {
 				continue
 			}
-			if ino == st.Ino && (owns(l) || peers[l.Index]) {
+			if ours[l.Index] {
 				continue
 			}
 			foreign = append(foreign, fmt.Sprintf("%s (netns %s)", l.Name, path))

@@ -58,11 +58,8 @@ func (s *Set) hasGroup(g uint32) bool { return g == s.Group || slices.Contains(s
 // delete or change them. A veth's peer, made in the same request, is the
 // set's too, and so are the devices on it.
 func (s *Set) foreignDependents(mine, all []nlbatch.Link) []string {
-	ours := indexes(mine)
+	ours := s.ours(mine, all)
 	owns := s.owner()
-	for _, p := range s.peers(mine, all) {
-		ours[p.Index] = true
-	}
 	var out []string
 	for _, l := range all {
 		if ours[l.Index] || owns(l) {
@@ -81,6 +78,16 @@ func (s *Set) foreignDependents(mine, all []nlbatch.Link) []string {
 
 // peers returns the veth peers of mine found in all: each names its veth
 // as IFLA_LINK while the veth names it.
+// ours is the ifindexes of mine and of their veth peers among all: what a
+// delete of mine takes, and may take.
+func (s *Set) ours(mine, all []nlbatch.Link) map[int32]bool {
+	out := indexes(mine)
+	for _, p := range s.peers(mine, all) {
+		out[p.Index] = true
+	}
+	return out
+}
+
 func (s *Set) peers(mine, all []nlbatch.Link) []nlbatch.Link {
 	if s.Kind == nil || s.Kind.Name != "veth" {
 		return nil
