@@ -133,14 +133,17 @@ func Check(c *check.Report) (*plot.Plot, error) {
 			if cmp.Base == nil || cmp.Cur == nil || cmp.Base.Median <= 0 {
 				continue
 			}
-			names = append(names, shortName(s.Name, cmp.Benchmark, cmp.Verdict))
-			base = append(base, 100)
 			pct := 100 * cmp.Cur.Median / cmp.Base.Median
-			cur = append(cur, pct)
 			lo, hi := pct, pct
 			if cmp.Cur.Lo != nil && cmp.Cur.Hi != nil {
 				lo, hi = 100**cmp.Cur.Lo/cmp.Base.Median, 100**cmp.Cur.Hi/cmp.Base.Median
 			}
+			if math.IsInf(hi, 0) || math.IsNaN(lo+hi+pct) {
+				return nil, fmt.Errorf("%s %s: current %g against a baseline of %g is no percentage to draw", s.Name, cmp.Benchmark, cmp.Cur.Median, cmp.Base.Median)
+			}
+			names = append(names, shortName(s.Name, cmp.Benchmark, cmp.Verdict))
+			base = append(base, 100)
+			cur = append(cur, pct)
 			errs = append(errs, struct{ Low, High float64 }{pct - lo, hi - pct})
 		}
 	}
@@ -185,11 +188,18 @@ func Check(c *check.Report) (*plot.Plot, error) {
 	limit.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(bb, cb, eb, limit, plotter.NewGrid())
 	p.Legend.Add(fmt.Sprintf("threshold (%g%% slower)", c.Threshold), limit)
-	p.X.Min, p.X.Max = 0, p.X.Max*1.6 // room on the right for the legend
+	p.X.Min = 0
+	// A tick every 50%, or every 100, 200, 400%… as the range grows, so
+	// that a regression of a thousandfold still gets a dozen ticks (a fixed
+	// 50% step once made one check document ask for 4e11).
+	step := 50.0
+	for p.X.Max/step > 12 {
+		step *= 2
+	}
 	var ticks []plot.Tick
-	for v := 0.0; v <= p.X.Max; v += 50 {
+	for v := 0.0; v <= p.X.Max; v += step {
 		t := plot.Tick{Value: v}
-		if int(v)%100 == 0 {
+		if step >= 100 || int(v)%100 == 0 {
 			t.Label = fmt.Sprintf("%.0f%%", v)
 		}
 		ticks = append(ticks, t)
