@@ -9,50 +9,119 @@ import (
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
-// Create sends the requests that create links and measures the phase. A
-// request whose ACK was lost counts as created only when a lookup finds the
-// link with the run's group. ok[i] reports whether links[i] exists.
-// progress, when not nil, gets the number of requests answered so far,
-// once per sendmsg.
-func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, s CreateStrategy, progress func(done int)) (p Phase, ok []bool, err error) {
-	p = Phase{Name: "create", Tool: "devbulk", Strategy: string(s), Devices: len(links)}
-	window := 0 // Conn's: fits the receive buffer
-	if s == CreateSerial {
-		window = 1
+// RequestOptions tune Create.
+type RequestOptions struct {
+	Strategy CreateStrategy
+	// Progress, when not nil, gets the number of requests answered so far,
+	// once per sendmsg.
+	Progress func(done int)
+	// Echo asks the kernel to answer each creation with the new link
+	// (NLM_F_ECHO), which gives its ifindex without a lookup: kernels that
+	// echo new links (6.18 here; Debian's 6.1 does not) save a round trip
+	// per link. The echo is work the kernel does inside the measured phase
+	// and iproute2 does not ask for, so a bench leaves it off.
+	Echo bool
+}
+
+// Create sends the requests that create links and measures the phase: the
+// requests and their answers, nothing else. found[i] is links[i] as the
+// kernel made it, with its ifindex, or the zero Link when it was not
+// created. Each link is known from its echo, or else looked up by name
+// after the phase, where it counts only with the run's group: a request
+// whose ACK was lost counts as created only when the lookup finds the link.
+func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, o RequestOptions) (p Phase, found []nlbatch.Link, err error) {
+	p = Phase{Name: "create", Tool: "devbulk", Strategy: string(o.Strategy), Devices: len(links)}
+	eo := nlbatch.ExecOptions{Progress: o.Progress} // window 0: Conn's, fits the receive buffer
+	if o.Strategy == CreateSerial {
+		eo.Window = 1
+	}
+	found = make([]nlbatch.Link, len(links))
+	if o.Echo {
+		eo.Echo = true
+		eo.Reply = func(i int, msg []byte) {
+			if l, err := nlbatch.ParseLink(msg); err == nil && isPlanned(l, links[i]) {
+				found[i] = l
+			}
+		}
 	}
 	m := startMeter()
 	reqs := make([][]byte, len(links))
 	for i := range links {
 		reqs[i] = links[i].Message()
 	}
-	res, st, err := c.ExecuteWith(ctx, reqs, nlbatch.ExecOptions{Window: window, Progress: progress})
+	res, st, err := c.ExecuteWith(ctx, reqs, eo)
 	if err != nil {
 		return p, nil, err
 	}
-	ok = make([]bool, len(links))
+	m.stop(&p)
+	if eo.Window == 1 {
+		p.Requests = latencies(res) // with many per sendmsg, latency is the sendmsg's
+	}
+	p.noteStats(st)
+	if err := findCreated(c, links, res, found); err != nil {
+		return p, nil, err
+	}
 	for i, r := range res {
-		if errors.Is(r.Err, nlbatch.ErrAckLost) {
-			r.Err = resolveCreated(c, links[i])
-		}
-		ok[i] = r.Err == nil
 		if r.Err != nil {
 			p.Failed++
 			p.noteErrors(fmt.Errorf("%s: %w", links[i].Name, r.Err))
 		}
 	}
-	m.stop(&p)
-	if window == 1 {
-		p.Requests = latencies(res) // with many per sendmsg, latency is the sendmsg's
-	}
-	p.noteStats(st)
-	return p, ok, nil
+	p.FillRates()
+	return p, found, nil
 }
 
-// resolveCreated settles a creation whose ACK was lost.
-func resolveCreated(c *nlbatch.Conn, l devices.Link) error {
-	got, err := c.LinkByName(l.Name)
-	if err != nil || got.Group != l.Group {
-		return fmt.Errorf("ACK lost and the link is not there: %w", nlbatch.ErrAckLost)
+// isPlanned reports whether l is the link planned as want: its name and
+// group.
+func isPlanned(l nlbatch.Link, want devices.Link) bool {
+	return l.Index != 0 && l.Name == want.Name && l.Group == want.Group
+}
+
+// findCreated looks up by name every link that was created (or whose ACK
+// was lost) and is not in found yet, pipelined, and settles res: a lost ACK
+// becomes success when the link is there with the run's group, and a
+// success whose link is not there (renamed or deleted by someone else
+// since) becomes a failure.
+func findCreated(c *nlbatch.Conn, links []devices.Link, res []nlbatch.Result, found []nlbatch.Link) error {
+	var which []int
+	var names []string
+	for i, r := range res {
+		if found[i].Index == 0 && (r.Err == nil || errors.Is(r.Err, nlbatch.ErrAckLost)) {
+			which = append(which, i)
+			names = append(names, links[i].Name)
+		}
+	}
+	if len(which) == 0 {
+		return nil
+	}
+	now, errs, err := lookUpNames(c, names)
+	if err != nil {
+		return err
+	}
+	for k, i := range which {
+		switch {
+		case errs[k] == nil && isPlanned(now[k], links[i]):
+			found[i], res[i].Err = now[k], nil
+		case errors.Is(res[i].Err, nlbatch.ErrAckLost):
+			res[i].Err = fmt.Errorf("ACK lost and the link is not there: %w", nlbatch.ErrAckLost)
+		default:
+			res[i].Err = errors.New("created, but not found with the run's name and group afterwards (renamed, moved or deleted by someone else)")
+		}
 	}
 	return nil
+}
+
+// lookUpNames looks links up by name, pipelined; an answer that was dropped
+// is asked for once more, alone.
+func lookUpNames(c *nlbatch.Conn, names []string) ([]nlbatch.Link, []error, error) {
+	now, errs, err := c.LinksByName(context.Background(), names)
+	if err != nil {
+		return nil, nil, fmt.Errorf("looking devices up: %w", err)
+	}
+	for i := range names {
+		if errors.Is(errs[i], nlbatch.ErrAckLost) {
+			now[i], errs[i] = c.LinkByName(names[i])
+		}
+	}
+	return now, errs, nil
 }

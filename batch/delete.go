@@ -104,18 +104,26 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 		}
 		p.Devices = len(s.Links)
 	}
-	mine, gone, err := s.check(ctx, t.Conn, s.all())
+	// One dump answers the checks when it is consistent; the strategies
+	// look again right before each request window. (A watch of the link
+	// notifications cannot stand in for that look: the kernel announces a
+	// group change only for a device that is up.)
+	sn, err := takeSnapshot(t.Conn)
 	if err != nil {
 		return p, err
 	}
-	before, err := s.refuseDependents(t, mine)
+	mine, gone, err := s.check(ctx, t.Conn, sn, s.all())
+	if err != nil {
+		return p, err
+	}
+	before, err := s.refuseDependents(t, sn, mine)
 	if err != nil {
 		return p, err
 	}
 	// Of the scan, only the devices that are not the run's are kept, to
 	// tell afterwards which of them vanished (100 000 links are ~8 MB).
 	others := notOurs(before, indexes(append(s.all(), s.peers(mine, before)...)))
-	before = nil
+	before, sn = nil, nil
 	first := sync.OnceValue(func() error {
 		if o.BeforeFirst == nil {
 			return nil
@@ -153,12 +161,16 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 		more, err = deleteEach(context.WithoutCancel(ctx), t.Conn, s, lowers, 0, nil, first, &q)
 		maps.Copy(confirmed, more)
 	}
-	if serr := s.settle(t.Conn, confirmed, gone, &p); serr != nil {
+	after, serr := takeSnapshot(t.Conn)
+	if serr == nil {
+		serr = s.settle(t.Conn, after, confirmed, gone, &p)
+	}
+	if serr != nil {
 		return p, errors.Join(err, serr)
 	}
 	if t.Dedicated == nil {
 		var verr error
-		if p.Vanished, verr = vanished(t.Conn, others); verr != nil {
+		if p.Vanished, verr = vanished(t.Conn, after, others); verr != nil {
 			return p, errors.Join(err, verr)
 		}
 	}
@@ -178,21 +190,25 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 // that depend on the set's), or nil: for callers that delete several sets
 // and must refuse before deleting any.
 func Refusal(ctx context.Context, t Target, s *Set) error {
-	mine, _, err := s.check(ctx, t.Conn, s.all())
+	sn, err := takeSnapshot(t.Conn)
 	if err != nil {
 		return err
 	}
-	_, err = s.refuseDependents(t, mine)
+	mine, _, err := s.check(ctx, t.Conn, sn, s.all())
+	if err != nil {
+		return err
+	}
+	_, err = s.refuseDependents(t, sn, mine)
 	return err
 }
 
 // refuseDependents fails when devices devbulk did not create depend on the
 // set's, here or in another named namespace. It returns the namespace's
-// links as it scanned them.
-func (s *Set) refuseDependents(t Target, mine []nlbatch.Link) ([]nlbatch.Link, error) {
-	all, err := t.Conn.ScanLinks()
+// links as it scanned them (snapshot sn's, when not nil).
+func (s *Set) refuseDependents(t Target, sn *snapshot, mine []nlbatch.Link) ([]nlbatch.Link, error) {
+	all, err := scan(t.Conn, sn)
 	if err != nil {
-		return nil, fmt.Errorf("listing links: %w", err)
+		return nil, err
 	}
 	foreign := s.foreignDependents(mine, all)
 	if t.Dedicated == nil && t.NS > 0 {
@@ -223,10 +239,10 @@ func notOurs(scan []nlbatch.Link, ours map[int32]bool) []nlbatch.Link {
 // that were not the run's) that are gone now: the residual risk the README
 // names (someone moved a device into the run's group between the check and
 // the group delete) shows up here, beside deletes done by others meanwhile.
-func vanished(c *nlbatch.Conn, others []nlbatch.Link) ([]string, error) {
-	after, err := c.ScanLinks()
+func vanished(c *nlbatch.Conn, sn *snapshot, others []nlbatch.Link) ([]string, error) {
+	after, err := scan(c, sn)
 	if err != nil {
-		return nil, fmt.Errorf("listing links after the delete: %w", err)
+		return nil, fmt.Errorf("after the delete: %w", err)
 	}
 	now := indexes(after)
 	var out []string
@@ -239,11 +255,12 @@ func vanished(c *nlbatch.Conn, others []nlbatch.Link) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-// settle looks every recorded device up after a delete: those confirmed
+// settle finds every recorded device after a delete (in snapshot sn, or by
+// a lookup each when it is nil): those confirmed
 // deleted (their request, or the batch that named them, was ACKed) and now
 // absent count as Deleted; the others are Left, with what became of them.
 // Devices still present stay in the set.
-func (s *Set) settle(c *nlbatch.Conn, confirmed map[int32]bool, gone []Leftover, p *Phase) error {
+func (s *Set) settle(c *nlbatch.Conn, sn *snapshot, confirmed map[int32]bool, gone []Leftover, p *Phase) error {
 	goneIdx := map[int32]bool{}
 	stayed := map[int32]bool{}
 	for _, g := range gone {
@@ -255,8 +272,8 @@ func (s *Set) settle(c *nlbatch.Conn, confirmed map[int32]bool, gone []Leftover,
 	left, deleted := gone, 0
 	// One device at a time, as the lookups are read: after a delete of
 	// 100 000 there is nothing to list but what is left. The phase is
-	// changed only once every device was looked up.
-	err := s.each(context.Background(), c, rest, func(now nlbatch.Link, lo *Leftover) {
+	// changed only once every device was found or not.
+	err := s.each(context.Background(), c, sn, rest, func(now nlbatch.Link, lo *Leftover) {
 		switch {
 		case lo == nil:
 			stayed[now.Index] = true
@@ -344,7 +361,7 @@ func deleteWindows(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.
 	var all []nlbatch.Result
 	for i := 0; i < len(devs) && ctx.Err() == nil; i += window {
 		batch := devs[i:min(i+window, len(devs))]
-		mine, _, err := s.check(ctx, c, batch)
+		mine, _, err := s.check(ctx, c, nil, batch)
 		if err != nil {
 			return confirmed, all, err
 		}
@@ -373,7 +390,7 @@ func deleteWindows(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.
 
 // settleDeletes records what the kernel confirmed and the failures. A
 // request whose ACK was lost was executed but may have been refused: it
-// counts as confirmed here, and settle's lookup afterwards decides (a device
+// counts as confirmed here, and settle afterwards decides (a device
 // still there is left, not deleted).
 func settleDeletes(devs []nlbatch.Link, res []nlbatch.Result, confirmed map[int32]bool, p *Phase) {
 	for i, r := range res {
@@ -456,11 +473,12 @@ func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Li
 	if len(mine) == 0 {
 		return nil, nil
 	}
-	all, err := c.ScanLinks()
-	if err != nil {
+	// The record first: the scan is the last look before the request.
+	if err := first(); err != nil {
 		return nil, err
 	}
-	if err := first(); err != nil {
+	all, err := c.ScanLinks()
+	if err != nil {
 		return nil, err
 	}
 	group := s.Group
@@ -473,7 +491,7 @@ func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Li
 			}
 		}
 		// Look the devices up again right before marking them.
-		if mine, _, err = s.check(ctx, c, mine); err != nil {
+		if mine, _, err = s.check(ctx, c, nil, mine); err != nil {
 			return nil, err
 		}
 		reqs := make([][]byte, len(mine))
@@ -498,7 +516,7 @@ func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Li
 			return nil, fmt.Errorf("group %d holds %d devices after marking %d: refusing to delete by group", group, members(now, group), len(mine))
 		}
 	}
-	// A lost ACK: the kernel executed the request; settle's lookups decide.
+	// A lost ACK: the kernel executed the request; settle decides.
 	if err := c.Do(ctx, nlbatch.DelGroupRequest(group)); err != nil && !errors.Is(err, nlbatch.ErrAckLost) {
 		return nil, fmt.Errorf("delete group %d: %w", group, err)
 	}

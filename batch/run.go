@@ -101,29 +101,24 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 	}
 
 	if len(lowers) > 0 {
-		if o.Devices.Lowers, err = createLowers(ctx, c, lowers); err != nil {
+		if set.Lowers, err = createLowers(ctx, c, lowers); err != nil {
 			return undo(err)
 		}
+		o.Devices.Lowers = AsLowers(set.Lowers)
 		if links, err = o.Kind.Plan(o.Devices); err != nil {
 			return undo(err)
 		}
 	}
-	p, ok, err := Create(ctx, c, links, o.Strategy, nil)
+	p, found, err := Create(ctx, c, links, RequestOptions{Strategy: o.Strategy, Echo: true})
 	switch {
 	case err != nil:
 		return undo(err)
 	case ctx.Err() != nil:
 		return undo(ctx.Err())
-	case !all(ok):
+	case p.Failed > 0:
 		return undo(fmt.Errorf("%d of %d links not created, first errors: %s: %w", p.Failed, len(links), strings.Join(p.Errors, "; "), p.firstErr))
 	}
-	if err := set.LookUp(c, devices.LinkNames(links), devices.LinkNames(lowers)); err != nil {
-		return undo(err)
-	}
-	if len(set.Links) != len(links) || len(set.Lowers) != len(lowers) {
-		return undo(fmt.Errorf("%d of %d links and %d of %d lower devices created are not found with the run's group afterwards",
-			len(links)-len(set.Links), len(links), len(lowers)-len(set.Lowers), len(lowers)))
-	}
+	set.Links = found
 	if err := keep(true); err != nil {
 		return undo(err)
 	}
@@ -131,9 +126,10 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 }
 
 // PrepareLowers creates the lower devices that count links of kind k need,
-// of kind lower, named PREFIXl0.., in group, and returns them for
-// devices.Options.Lowers: a bench makes them before the phase it measures.
-func PrepareLowers(ctx context.Context, c *nlbatch.Conn, k, lower *devices.Kind, count int, prefix string, group uint32, up bool) ([]devices.Lower, error) {
+// of kind lower, named PREFIXl0.., in group, and returns them as the kernel
+// made them (AsLowers gives devices.Options.Lowers): a bench makes them
+// before the phase it measures.
+func PrepareLowers(ctx context.Context, c *nlbatch.Conn, k, lower *devices.Kind, count int, prefix string, group uint32, up bool) ([]nlbatch.Link, error) {
 	lowers, err := planLowers(k, lower, count, prefix, group, up)
 	if err != nil {
 		return nil, err
@@ -141,13 +137,13 @@ func PrepareLowers(ctx context.Context, c *nlbatch.Conn, k, lower *devices.Kind,
 	return createLowers(ctx, c, lowers)
 }
 
-func all(ok []bool) bool {
-	for _, b := range ok {
-		if !b {
-			return false
-		}
+// AsLowers is created lower devices as the plans of their uppers name them.
+func AsLowers(links []nlbatch.Link) []devices.Lower {
+	out := make([]devices.Lower, len(links))
+	for i, l := range links {
+		out[i] = devices.Lower{Index: l.Index, Name: l.Name}
 	}
-	return true
+	return out
 }
 
 // planLowers plans the lower devices that count links of kind k need,
@@ -160,30 +156,19 @@ func planLowers(k, lower *devices.Kind, count int, prefix string, group uint32, 
 }
 
 // createLowers creates planned lower devices and returns them, in order,
-// with their ifindexes.
-func createLowers(ctx context.Context, c *nlbatch.Conn, lowers []devices.Link) ([]devices.Lower, error) {
-	p, ok, err := Create(ctx, c, lowers, CreatePipelined, nil)
+// as the kernel made them.
+func createLowers(ctx context.Context, c *nlbatch.Conn, lowers []devices.Link) ([]nlbatch.Link, error) {
+	p, found, err := Create(ctx, c, lowers, RequestOptions{Strategy: CreatePipelined, Echo: true})
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if !all(ok) {
+	if p.Failed > 0 {
 		return nil, fmt.Errorf("creating lower devices: %s", strings.Join(p.Errors, "; "))
 	}
-	now, errs, err := c.LinksByName(ctx, devices.LinkNames(lowers))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]devices.Lower, len(lowers))
-	for i, l := range lowers {
-		if errs[i] != nil || now[i].Group != l.Group {
-			return nil, fmt.Errorf("lower device %s not found with the run's group after creation: %v", l.Name, errs[i])
-		}
-		out[i] = devices.Lower{Index: now[i].Index, Name: l.Name}
-	}
-	return out, nil
+	return found, nil
 }
 
 // chooseLowers resolves the parents given by name, or plans devbulk's own

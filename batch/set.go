@@ -129,15 +129,20 @@ func (s *Set) split(devs []nlbatch.Link) (uppers, lowers []nlbatch.Link) {
 // Present looks the set's links up and returns those that are still the
 // set's (a bench checks that a delete by another tool left none).
 func (s *Set) Present(ctx context.Context, c *nlbatch.Conn) ([]nlbatch.Link, error) {
-	mine, _, err := s.check(ctx, c, s.Links)
+	sn, err := takeSnapshot(c)
+	if err != nil {
+		return nil, err
+	}
+	mine, _, err := s.check(ctx, c, sn, s.Links)
 	return mine, err
 }
 
-// check looks each of devs up by ifindex (atomic lookups, never
-// interrupted by concurrent changes) and returns those that are still the
-// set's, as they are now, and what became of the others.
-func (s *Set) check(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link) (mine []nlbatch.Link, gone []Leftover, err error) {
-	err = s.each(ctx, c, devs, func(now nlbatch.Link, left *Leftover) {
+// check finds each of devs by ifindex, in snapshot sn or, when sn is nil,
+// by a lookup each (atomic, never interrupted by concurrent changes), and
+// returns those that are still the set's, as they are now, and what became
+// of the others.
+func (s *Set) check(ctx context.Context, c *nlbatch.Conn, sn *snapshot, devs []nlbatch.Link) (mine []nlbatch.Link, gone []Leftover, err error) {
+	err = s.each(ctx, c, sn, devs, func(now nlbatch.Link, left *Leftover) {
 		if left == nil {
 			mine = append(mine, now)
 		} else {
@@ -147,23 +152,30 @@ func (s *Set) check(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link) (
 	return mine, gone, err
 }
 
-// each looks devs up as check does and calls f with each device as it is
-// now, and with what became of it when it is no longer the set's.
-func (s *Set) each(ctx context.Context, c *nlbatch.Conn, devs []nlbatch.Link, f func(now nlbatch.Link, left *Leftover)) error {
-	idx := make([]int32, len(devs))
-	for i, l := range devs {
-		idx[i] = l.Index
-	}
+// each finds devs as check does and calls f with each device as it is now,
+// and with what became of it when it is no longer the set's.
+func (s *Set) each(ctx context.Context, c *nlbatch.Conn, sn *snapshot, devs []nlbatch.Link, f func(now nlbatch.Link, left *Leftover)) error {
 	owns := s.owner()
-	err := c.EachLinkByIndex(ctx, idx, func(i int, now nlbatch.Link, err error) {
+	judge := func(i int, now nlbatch.Link, err error) {
 		if err == nil && owns(now) {
 			f(now, nil)
 			return
 		}
 		left := s.leftover(devs[i], now, err)
 		f(now, &left)
-	})
-	if err != nil {
+	}
+	if sn != nil {
+		for i, d := range devs {
+			now, err := sn.find(d.Index)
+			judge(i, now, err)
+		}
+		return nil
+	}
+	idx := make([]int32, len(devs))
+	for i, l := range devs {
+		idx[i] = l.Index
+	}
+	if err := c.EachLinkByIndex(ctx, idx, judge); err != nil {
 		return fmt.Errorf("looking devices up: %w", err)
 	}
 	return nil
@@ -213,37 +225,22 @@ func (s *Set) leftover(rec, now nlbatch.Link, err error) Leftover {
 	return Leftover{Link: rec, Why: fmt.Sprintf("gone: its ifindex now holds %s, which is not devbulk's", now.Name)}
 }
 
-// LookUp fills the set from the namespace after creation: links and lowers
-// are the devices named in names and lowerNames that carry the set's
-// group, found by one lookup each (a dump would be interrupted by every
-// concurrent change in a busy namespace).
-func (s *Set) LookUp(c *nlbatch.Conn, names, lowerNames []string) error {
-	var err error
-	if s.Links, err = s.lookupNamed(c, names); err != nil {
+// LookUp fills the set's links after a creation done by others (iproute2):
+// the devices named in names that carry the set's group, found by one
+// lookup each (a dump would be interrupted by every concurrent change in a
+// busy namespace).
+func (s *Set) LookUp(c *nlbatch.Conn, names []string) error {
+	now, errs, err := lookUpNames(c, names)
+	if err != nil {
 		return err
 	}
-	s.Lowers, err = s.lookupNamed(c, lowerNames)
-	return err
-}
-
-func (s *Set) lookupNamed(c *nlbatch.Conn, names []string) ([]nlbatch.Link, error) {
-	now, errs, err := c.LinksByName(context.Background(), names)
-	if err != nil {
-		return nil, fmt.Errorf("looking devices up: %w", err)
-	}
-	var out []nlbatch.Link
+	s.Links = nil
 	for i, l := range now {
-		switch {
-		case errors.Is(errs[i], nlbatch.ErrAckLost):
-			// The answer was dropped: ask once more, alone.
-			if l, err := c.LinkByName(names[i]); err == nil && l.Group == s.Group {
-				out = append(out, l)
-			}
-		case errs[i] == nil && l.Group == s.Group:
-			out = append(out, l)
+		if errs[i] == nil && l.Group == s.Group {
+			s.Links = append(s.Links, l)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Adopt fills the set from the namespace when no ifindexes were recorded

@@ -156,16 +156,13 @@ func newStage(o Options, n int) (*stage, error) {
 	}
 	opts := devices.Options{Count: n, Prefix: Prefix, Group: st.set.Group, Up: o.Up, VlanProto: o.VlanProto}
 	if o.Kind.NeedsLower {
-		if opts.Lowers, err = batch.PrepareLowers(context.Background(), st.conn, o.Kind, o.Lower, n, Prefix, st.set.Group, o.Up); err != nil {
+		if st.set.Lowers, err = batch.PrepareLowers(context.Background(), st.conn, o.Kind, o.Lower, n, Prefix, st.set.Group, o.Up); err != nil {
 			st.release()
 			return nil, err
 		}
+		opts.Lowers = batch.AsLowers(st.set.Lowers)
 	}
 	if st.links, err = o.Kind.Plan(opts); err != nil {
-		st.release()
-		return nil, err
-	}
-	if err := st.set.LookUp(st.conn, nil, lowerNamesOf(opts.Lowers)); err != nil {
 		st.release()
 		return nil, err
 	}
@@ -176,14 +173,6 @@ func newStage(o Options, n int) (*stage, error) {
 // dismantled it, so the next cycle does not share the machine with it.
 func (st *stage) release() {
 	_ = st.ns.ReleaseAndWait(2 * time.Minute)
-}
-
-func lowerNamesOf(lowers []devices.Lower) []string {
-	out := make([]string, len(lowers))
-	for i, l := range lowers {
-		out[i] = l.Name
-	}
-	return out
 }
 
 func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cycle, err error) {
@@ -197,7 +186,9 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 	if o.Counter != nil {
 		progress = o.Counter(fmt.Sprintf("N=%d create", n), n)
 	}
-	p, ok, err := batch.Create(ctx, st.conn, st.links, o.Create, progress)
+	// No echo: the phase is the kernel's work as iproute2 asks for it; the
+	// links are looked up after it.
+	p, found, err := batch.Create(ctx, st.conn, st.links, batch.RequestOptions{Strategy: o.Create, Progress: progress})
 	c.Create = p
 	if err != nil {
 		return c, err
@@ -205,15 +196,10 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 	if ctx.Err() != nil {
 		return c, ctx.Err()
 	}
-	if slices.Contains(ok, false) {
+	if p.Failed > 0 {
 		return c, fmt.Errorf("%d of %d links not created: %v", p.Failed, n, p.Errors)
 	}
-	lowerNames := names(st.set.Lowers)
-	err = st.set.LookUp(st.conn, devices.LinkNames(st.links), lowerNames)
-	st.links = nil // the set has what the delete needs; 100 000 planned links are ~12 MB
-	if err != nil {
-		return c, err
-	}
+	st.set.Links, st.links = found, nil // the set has what the delete needs; 100 000 planned links are ~12 MB
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
 	if o.rcu != nil {
 		if err := o.rcu.Reset(); err != nil {
@@ -259,7 +245,7 @@ func ipCycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (cre
 	if create, err = ipCreate(ctx, st.ns.NS, st.links); err != nil {
 		return create, nil, err
 	}
-	if err := st.set.LookUp(st.conn, devices.LinkNames(st.links), names(st.set.Lowers)); err != nil {
+	if err := st.set.LookUp(st.conn, devices.LinkNames(st.links)); err != nil {
 		return create, nil, err
 	}
 	if len(st.set.Links) != n {

@@ -43,8 +43,8 @@ type Stats struct {
 // Window 1 is the classic one-request-then-wait loop.
 //
 // The window assumes each request is answered by one ACK (and maybe a small
-// reply): requests with NLM_F_ECHO on bulk operations, or errors that carry
-// a policy dump, take more receive buffer; an overrun then loses ACKs, which
+// reply; with ExecOptions.Echo, one echoed object): errors that carry a
+// policy dump take more receive buffer; an overrun then loses ACKs, which
 // is reported, never hidden. Dump requests are refused: use Dump.
 //
 // Each request must be one serialized netlink message; Execute writes its
@@ -65,14 +65,30 @@ type ExecOptions struct {
 	// number of requests answered so far: for progress bars over long
 	// one-by-one runs.
 	Progress func(answered int)
+	// Echo sets NLM_F_ECHO on every request: the kernel answers each with
+	// what it made (a new link's RTM_NEWLINK, on kernels that echo it)
+	// before the ACK. The default window is then sized for those answers.
+	Echo bool
+	// Reply, when set, is called with each message other than the ACK that
+	// answers request i, as it is read, instead of Result.Replies keeping a
+	// copy: 100 000 echoed links are ~150 MB. msg is valid only during the
+	// call.
+	Reply func(i int, msg []byte)
 }
 
 // ExecuteWith is Execute with options.
 func (c *Conn) ExecuteWith(ctx context.Context, reqs [][]byte, o ExecOptions) ([]Result, Stats, error) {
 	window := o.Window
 	auto := window <= 0
+	flags := uint16(unix.NLM_F_ACK)
 	if auto {
 		window = c.window
+	}
+	if o.Echo {
+		flags |= unix.NLM_F_ECHO
+		if auto {
+			window = c.replyWindow()
+		}
 	}
 	st := Stats{Requests: len(reqs), FirstWindow: window}
 	res := make([]Result, len(reqs))
@@ -92,7 +108,7 @@ func (c *Conn) ExecuteWith(ctx context.Context, reqs [][]byte, o ExecOptions) ([
 				break
 			}
 			seq := c.nextSeq()
-			if err := stamp(reqs[end], seq, unix.NLM_F_ACK); err != nil {
+			if err := stamp(reqs[end], seq, flags); err != nil {
 				markUnsent(res[i:], err)
 				return res, st, fmt.Errorf("request %d: %w", end, err)
 			}
@@ -116,7 +132,7 @@ func (c *Conn) ExecuteWith(ctx context.Context, reqs [][]byte, o ExecOptions) ([
 		for j := i; j < end; j++ {
 			res[j].Sent = true
 		}
-		overrun, err := c.drain(pending, res, start)
+		overrun, err := c.drain(pending, res, start, o.Reply)
 		if err != nil {
 			for _, j := range pending {
 				res[j].Err = fmt.Errorf("no ACK read: %w", err)
@@ -147,7 +163,7 @@ func (c *Conn) ExecuteWith(ctx context.Context, reqs [][]byte, o ExecOptions) ([
 // drain reads every queued reply without blocking and settles the pending
 // requests they answer. The kernel has already executed the whole datagram,
 // so an empty socket means that whatever is still pending lost its ACK.
-func (c *Conn) drain(pending map[uint32]int, res []Result, start time.Time) (overrun bool, err error) {
+func (c *Conn) drain(pending map[uint32]int, res []Result, start time.Time, reply func(int, []byte)) (overrun bool, err error) {
 	buf := c.buf[:cap(c.buf)]
 	for len(pending) > 0 {
 		n, err := c.t.Recv(buf, false)
@@ -166,7 +182,11 @@ func (c *Conn) drain(pending map[uint32]int, res []Result, start time.Time) (ove
 			if !ok {
 				return nil // not ours (a late reply of an earlier request)
 			}
-			if h.Type != unix.NLMSG_ERROR {
+			switch {
+			case h.Type != unix.NLMSG_ERROR && reply != nil:
+				reply(j, msg)
+				return nil
+			case h.Type != unix.NLMSG_ERROR:
 				res[j].Replies = append(res[j].Replies, append([]byte(nil), msg...))
 				return nil
 			}

@@ -17,6 +17,9 @@ import (
 // ackTruesize.
 const replyTruesize = 8 << 10
 
+// replyWindow is the default window for requests answered by a link each.
+func (c *Conn) replyWindow() int { return max(1, min(c.window, c.rcvbuf/replyTruesize)) }
+
 // LinksByIndex looks up each ifindex with its own RTM_GETLINK, pipelined.
 // Unlike a dump, a lookup of one link is answered atomically and is never
 // interrupted by concurrent changes, so it is the way to re-check devices
@@ -61,7 +64,7 @@ func (c *Conn) lookup(ctx context.Context, n int, req func(i int) []byte, f func
 		for i := start; i < min(n, start+lookupChunk); i++ {
 			reqs = append(reqs, req(i))
 		}
-		res, _, err := c.Execute(ctx, reqs, max(1, min(c.window, c.rcvbuf/replyTruesize)))
+		res, _, err := c.Execute(ctx, reqs, c.replyWindow())
 		if err != nil {
 			return err
 		}

@@ -55,17 +55,50 @@ func TestLostAcksAgainstTheKernel(t *testing.T) {
 		t.Errorf("%d results say ACK lost, stats %d", lost, st.AcksLost)
 	}
 
-	// The second half through batch.Create: lost ACKs are settled by lookup.
-	p, ok, err := batch.Create(context.Background(), small, links[1000:], batch.CreatePipelined, nil)
+	// The second half through batch.Create, echoed: lost ACKs and lost
+	// echoes are settled by lookup, and every link is found as the kernel
+	// made it.
+	p, found, err := batch.Create(context.Background(), small, links[1000:], batch.RequestOptions{Strategy: batch.CreatePipelined, Echo: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.AcksLost == 0 || p.Failed != 0 {
+	if p.Failed != 0 {
 		t.Errorf("create phase: %d ACKs lost, %d failed, errors %v", p.AcksLost, p.Failed, p.Errors)
 	}
-	for i, created := range ok {
-		if !created {
-			t.Errorf("%s reported not created", links[1000+i].Name)
+	requireFoundAsMade(t, s.conn, links[1000:], found)
+}
+
+// A kernel that echoes a new link (NLM_F_ECHO) answers with the link it
+// made, under the request's sequence number, before the ACK: Create then
+// needs no lookups. Kernels that do not are logged (Create looks up).
+func TestCreateEchoGivesTheLinks(t *testing.T) {
+	k := needKind(t, "ifb")
+	s := newScratch(t)
+	links, err := k.Plan(devices.Options{Count: 500, Prefix: "echo", Group: 77})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := links[0].Message()
+	res, _, err := s.conn.ExecuteWith(context.Background(), [][]byte{probe}, nlbatch.ExecOptions{Echo: true})
+	if err != nil || res[0].Err != nil {
+		t.Fatal(err, res[0].Err)
+	}
+	t.Logf("this kernel echoes new links: %v", len(res[0].Replies) > 0)
+	p, found, err := batch.Create(context.Background(), s.conn, links[1:], batch.RequestOptions{Strategy: batch.CreatePipelined, Echo: true})
+	if err != nil || p.Failed != 0 {
+		t.Fatal(err, p.Errors)
+	}
+	requireFoundAsMade(t, s.conn, links[1:], found)
+}
+
+// requireFoundAsMade checks that found[i], what Create says it made of
+// links[i], is the link the kernel holds under that name now.
+func requireFoundAsMade(t *testing.T, c *nlbatch.Conn, links []devices.Link, found []nlbatch.Link) {
+	t.Helper()
+	for i, l := range found {
+		now, err := c.LinkByName(links[i].Name)
+		if err != nil || l.Index == 0 || l != now {
+			t.Errorf("%s: found %+v, the kernel has %+v (%v)", links[i].Name, l, now, err)
 		}
 	}
 }

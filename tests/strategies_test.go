@@ -208,6 +208,26 @@ func TestInterruptedRemarkIsRecovered(t *testing.T) {
 	s.requirePresent(t, "the resumed group delete (it was only in the run's group)", intruder)
 }
 
+// A device someone moves into the run's group after Delete's checks,
+// right before the group request (where BeforeFirst runs), is spared: the
+// group is scanned once more after BeforeFirst, found to hold a stranger,
+// and the run re-marked. Trusting the checks' dump would delete it too.
+func TestDeviceMovedIntoTheGroupLateIsSpared(t *testing.T) {
+	k := needKind(t, "ifb")
+	s := newScratch(t)
+	_, rec := createRun(t, s, k, 40)
+	late := s.add(t, devices.Link{Kind: k, Name: "late"})
+	set, _ := rec.Set(nil)
+	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{
+		BeforeFirst: func() error { s.setGroup(t, late, rec.Group); return nil },
+	})
+	if err != nil || p.Deleted != 40 || len(set.Marks) != 1 {
+		t.Fatalf("delete: %v, deleted %d, marks %v; want 40 deleted through one new mark", err, p.Deleted, set.Marks)
+	}
+	s.requireGone(t, "the group delete", rec.Links...)
+	s.requirePresent(t, "the group delete (moved into the run's group after the checks)", late)
+}
+
 // bystanderKind is the kind of the test's own devices: dummy or ifb, but not
 // of the module a module delete of k unloads (that would rightly refuse).
 func bystanderKind(k *devices.Kind) *devices.Kind {

@@ -53,6 +53,13 @@ type Kernel struct {
 	// ifindex with the errno it returns (0: go ahead); a group delete is
 	// refused whole when any member is, as the kernel does.
 	Refuse func(index int32) unix.Errno
+	// Echo makes the link table answer an RTM_NEWLINK that carries
+	// NLM_F_ECHO with the new link, before the ACK, as kernels that echo
+	// new links do (6.18; not 6.1).
+	Echo bool
+	// InterruptDumps flags every dump NLM_F_DUMP_INTR, as a kernel does
+	// whose table keeps changing under each dump.
+	InterruptDumps bool
 	// Sends counts the datagrams sent.
 	Sends int
 
@@ -204,7 +211,10 @@ func (k *Kernel) execute(typ, flags uint16, seq uint32, req []byte) (unix.Errno,
 		if k.find(0, r.name) >= 0 {
 			return unix.EEXIST, nil
 		}
-		k.Add(Link{Name: r.name, Kind: r.kind, Group: r.group, Parent: r.parent})
+		l := k.Add(Link{Name: r.name, Kind: r.kind, Group: r.group, Parent: r.parent})
+		if k.Echo && flags&unix.NLM_F_ECHO != 0 {
+			return 0, [][]byte{LinkMessage(seq, 0, l)}
+		}
 		return 0, nil
 	case unix.RTM_DELLINK:
 		if r.index == 0 && r.name == "" && r.hasGrp {
@@ -233,10 +243,14 @@ func (k *Kernel) execute(typ, flags uint16, seq uint32, req []byte) (unix.Errno,
 	case unix.RTM_GETLINK:
 		if flags&unix.NLM_F_DUMP == unix.NLM_F_DUMP {
 			var out [][]byte
-			for _, l := range k.links {
-				out = append(out, LinkMessage(seq, unix.NLM_F_MULTI, l))
+			multi := uint16(unix.NLM_F_MULTI)
+			if k.InterruptDumps {
+				multi |= unix.NLM_F_DUMP_INTR
 			}
-			return 0, append(out, Message(unix.NLMSG_DONE, unix.NLM_F_MULTI, seq, make([]byte, 4)))
+			for _, l := range k.links {
+				out = append(out, LinkMessage(seq, multi, l))
+			}
+			return 0, append(out, Message(unix.NLMSG_DONE, multi, seq, make([]byte, 4)))
 		}
 		i := k.find(r.index, r.name)
 		if i < 0 {

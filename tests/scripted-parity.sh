@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Times devbulk's scripted path against iproute2's as whole processes:
+# create N ifb in a fresh named netns (devbulk create vs ip -batch of the
+# same adds), and delete them by group (devbulk delete --strategy group vs
+# ip link del group). Rounds are interleaved, the order alternates, and
+# each round's namespace is emptied and removed (untimed) before the next.
+# Prints Go benchmark lines for benchstat:
+#   tests/scripted-parity.sh ./devbulk 2000 10 > out.txt
+#   go run golang.org/x/perf/cmd/benchstat -col /tool out.txt
+set -euo pipefail
+devbulk=${1:?usage: scripted-parity.sh DEVBULK [COUNT] [ROUNDS]}
+count=${2:-2000}
+rounds=${3:-10}
+work=$(mktemp -d)
+trap 'rm -rf "$work"; ip netns del dbkpar 2>/dev/null || true' EXIT
+export DEVBULK_STATE_DIR=$work/state
+for ((i = 0; i < count; i++)); do echo "link add dbk$i group 9 type ifb"; done >"$work/adds"
+ns=dbkpar
+
+now() { date +%s%N; }
+# one TOOL: a timed create, a timed group delete, an emptied and removed netns
+one() {
+	ip netns add $ns
+	local t0 t1 t2
+	t0=$(now)
+	if [ "$1" = devbulk ]; then
+		"$devbulk" create --netns $ns --kind ifb --count "$count" >/dev/null
+		t1=$(now)
+		"$devbulk" delete --netns $ns --strategy group >/dev/null
+	else
+		ip -n $ns -batch "$work/adds"
+		t1=$(now)
+		ip -n $ns link del group 9
+	fi
+	t2=$(now)
+	[ "$(ip -n $ns -o link | wc -l)" = 1 ] || { echo "devices left in $ns" >&2; exit 1; }
+	ip netns del $ns
+	sleep 0.3 # the empty namespace's cleanup, before the next round
+	echo "BenchmarkScripted/phase=create/tool=$1 1 $((t1 - t0)) ns/op"
+	echo "BenchmarkScripted/phase=delete-group/tool=$1 1 $((t2 - t1)) ns/op"
+}
+for ((r = 0; r < rounds; r++)); do
+	if ((r % 2 == 0)); then one devbulk; one ip; else one ip; one devbulk; fi
+done
