@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/devbulk/devbulk/internal/ratio"
-
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/internal/ratio"
 )
 
 // cycles makes a bench's runs: for each repetition, one cycle per delete
@@ -45,7 +45,7 @@ func TestComparisonsAndHeadline(t *testing.T) {
 	if c := got["create/pipelined/devbulk"]; c.Verdict != "devbulk faster" || c.Ratio < 1.9 || c.Ratio > 2.1 || len(c.CI95) != 2 || c.N != 15 {
 		t.Errorf("create: %+v; want devbulk faster, ratio 2, a CI, 15 cycles", c)
 	}
-	if c := got["delete/group/devbulk"]; c.Verdict != NoDifference || c.CI95[0] > 1 || c.CI95[1] < 1 {
+	if c := got["delete/group/devbulk"]; c.Verdict != devbulk.NoDifference || c.CI95[0] > 1 || c.CI95[1] < 1 {
 		t.Errorf("group delete against ip link del group: %+v; want no significant difference", c)
 	}
 	if _, ok := got["delete/serial/devbulk"]; ok {
@@ -72,7 +72,7 @@ func TestComparisonsAndHeadline(t *testing.T) {
 	// One repetition: ratios, and no conclusion.
 	one := &Report{Runs: cycles(1000, []int64{100e6}, []int64{200e6}, map[string][]int64{"serial": {16e9}, "group": {160e6}}, nil)}
 	one.compare()
-	if c := one.Comparisons[0]; c.Verdict != TooFew || c.CI95 != nil {
+	if c := one.Comparisons[0]; c.Verdict != devbulk.TooFew || c.CI95 != nil {
 		t.Errorf("one cycle: %+v; want no conclusion", c)
 	}
 	b.Reset()

@@ -104,7 +104,11 @@ func Netns(r *netnsbench.Report) (*plot.Plot, error) {
 		for i, s := range run.Series {
 			xy[i].X, xy[i].Y = float64(s.TNS)/1e9, float64(s.Backlog)
 		}
-		lines = append(lines, fmt.Sprintf("%s, %d×%d, %s", run.Mode, run.Workers, run.PerWorker, run.Payload), xy)
+		label := fmt.Sprintf("%s, %d×%d, %s", run.Mode, run.Workers, run.PerWorker, run.Payload)
+		if run.Round > 1 {
+			label += fmt.Sprintf(", round %d", run.Round)
+		}
+		lines = append(lines, label, xy)
 	}
 	if len(lines) == 0 {
 		return nil, errors.New("the netns report has no backlog series (the slab counts were not readable)")

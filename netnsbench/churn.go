@@ -31,9 +31,12 @@ const MaxNamespaces = 1000000
 type ChurnOptions struct {
 	Workers, PerWorker int
 	Payload            Payload
-	// Exec runs each iteration as `unshare -n sh -c 'ip link set lo up'`
-	// processes instead of direct syscalls (lo-up only), for comparison.
-	Exec bool
+	// Repeat is the number of rounds (default 1).
+	Repeat int
+	// CompareExec runs, in every round, the classic shell form as well:
+	// each iteration `unshare -n sh -c 'ip link set lo up'` (lo-up only).
+	// The two modes alternate which goes first, round by round.
+	CompareExec bool
 	// SampleEvery is the backlog sampling period (default 10 ms).
 	SampleEvery time.Duration
 	// Counter, when set, makes a counter of the namespaces created, fed at
@@ -44,13 +47,24 @@ type ChurnOptions struct {
 // Report is the result document of a netns scenario.
 type Report struct {
 	devbulk.Header
-	Scenario string `json:"scenario"` // churn or sequential
+	Scenario string `json:"scenario"` // churn, create or sequential
 	Runs     []Run  `json:"runs"`
+	// Comparisons (churn with CompareExec) are the shell form against
+	// direct syscalls, over the rounds: the churn's time, and the drain's.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
+}
+
+// Comparison is exec mode's times against direct mode's in one phase of a
+// churn: "churn" (CreateNS) or "drain" (DrainNS).
+type Comparison struct {
+	Phase string `json:"phase"`
+	devbulk.Comparison
 }
 
 // Run is one measured scenario run.
 type Run struct {
 	Mode       string `json:"mode"` // "direct" (syscalls) or "exec" (shell processes)
+	Round      int    `json:"round,omitempty"`
 	Workers    int    `json:"workers"`
 	PerWorker  int    `json:"per_worker"`
 	Namespaces int    `json:"namespaces"`
@@ -155,8 +169,11 @@ func CheckCount(total, alive int) error {
 
 // Check refuses options out of range, before anything is made.
 func (o ChurnOptions) Check() error {
-	if o.Exec && o.Payload.Name != "lo-up" {
+	if o.CompareExec && o.Payload.Name != "lo-up" {
 		return errors.New("exec mode runs the classic `unshare -n ip link set lo up`: payload lo-up only")
+	}
+	if o.Repeat < 0 || o.Repeat > MaxRepeat {
+		return fmt.Errorf("%d rounds out of range: 1..%d", o.Repeat, MaxRepeat)
 	}
 	if o.Workers < 1 || o.PerWorker < 1 || o.PerWorker > MaxNamespaces {
 		return fmt.Errorf("%d workers × %d namespaces: each out of range 1..%d", o.Workers, o.PerWorker, MaxNamespaces)
@@ -168,7 +185,14 @@ func (o ChurnOptions) Check() error {
 	return CheckCount(o.Workers*o.PerWorker, alive)
 }
 
-// Churn runs the workers and measures the run and its drain.
+// MaxRepeat bounds the rounds of one churn.
+const MaxRepeat = 100
+
+// Churn runs the workers and measures each run and its drain, o.Repeat
+// rounds. With CompareExec every round runs both modes, direct first in odd
+// rounds and exec first in even ones; no run starts before the kernel has
+// freed the namespaces of the one before it (see measure), and the report
+// compares the modes side by side.
 func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
@@ -182,8 +206,34 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 		defer parent.Close()
 	}
 	r := &Report{Header: devbulk.NewHeader(), Scenario: "churn"}
+	modes := []bool{false}
+	if o.CompareExec {
+		modes = []bool{false, true}
+	}
+	for round := 1; round <= max(1, o.Repeat); round++ {
+		for i := range modes {
+			exec := modes[i]
+			if round%2 == 0 {
+				exec = modes[len(modes)-1-i]
+			}
+			run, err := churnOnce(ctx, o, exec, parent)
+			run.Round = round
+			r.Runs = append(r.Runs, run)
+			if err != nil {
+				return r, err
+			}
+		}
+	}
+	if o.CompareExec {
+		r.compareModes()
+	}
+	return r, nil
+}
+
+// churnOnce is one measured run of the workers, in one mode.
+func churnOnce(ctx context.Context, o ChurnOptions, exec bool, parent netns.NsHandle) (Run, error) {
 	run := Run{Mode: "direct", Workers: o.Workers, PerWorker: o.PerWorker, Namespaces: o.Workers * o.PerWorker, Payload: o.Payload.Name}
-	if o.Exec {
+	if exec {
 		run.Mode = "exec"
 	}
 	var seq, created, released atomic.Int64
@@ -194,7 +244,7 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if o.Exec {
+				if exec {
 					for i := 0; i < o.PerWorker && ctx.Err() == nil && errs[w] == nil; i++ {
 						created.Add(1)
 						errs[w] = execIteration(ctx)
@@ -211,8 +261,29 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 		return errors.Join(errors.Join(errs...), ctx.Err())
 	}
 	err := measure(ctx, &run, body, nil, &created, &released, o.SampleEvery, counter(o.Counter, "churn "+run.Mode, run.Namespaces))
-	r.Runs = append(r.Runs, run)
-	return r, err
+	return run, err
+}
+
+// compareModes compares exec's runs with direct's: the churn, and the
+// drain where both modes saw it end.
+func (r *Report) compareModes() {
+	times := func(mode string, of func(Run) int64) []float64 {
+		var out []float64
+		for _, run := range r.Runs {
+			if run.Mode == mode && of(run) > 0 {
+				out = append(out, float64(of(run)))
+			}
+		}
+		return out
+	}
+	for _, ph := range []struct {
+		name string
+		of   func(Run) int64
+	}{{"churn", func(r Run) int64 { return r.CreateNS }}, {"drain", func(r Run) int64 { return r.DrainNS }}} {
+		if c := devbulk.Compare("direct", "exec", times("direct", ph.of), times("exec", ph.of)); c != nil {
+			r.Comparisons = append(r.Comparisons, Comparison{Phase: ph.name, Comparison: *c})
+		}
+	}
 }
 
 // counter makes a counter when there is a maker.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/devbulk/devbulk/internal/result"
@@ -14,7 +15,7 @@ import (
 func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "devbulk %s  %s  netns %s\n\n", r.Version, r.Machine(), r.Scenario)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tworkers\tper worker\tpayload\tcreate\tnetns/s\tuser\tsys\tCPU %\town/kernel %\trelease\tdrain\tpeak backlog\tpeak slab\t")
+	fmt.Fprintln(tw, "round\tmode\tworkers\tper worker\tpayload\tcreate\tnetns/s\tuser\tsys\tCPU %\town/kernel %\trelease\tdrain\tpeak backlog\tpeak slab\t")
 	for _, run := range r.Runs {
 		drain := "unknown"
 		if run.DrainMethod != "" {
@@ -24,7 +25,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if run.ReleaseNS > 0 {
 			release = result.FormatNS(run.ReleaseNS)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f MiB\t\n", run.Mode, run.Workers, run.PerWorker,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f MiB\t\n", max(1, run.Round), run.Mode, run.Workers, run.PerWorker,
 			run.Payload, result.FormatNS(run.CreateNS), run.NetnsPerSec, result.FormatNS(run.UserNS),
 			result.FormatNS(run.SysNS), percent(run.UserNS+run.SysNS, run.CreateNS), percent(run.UserNS, run.KernelNS),
 			release, drain, run.PeakBacklog, float64(run.PeakSlabBytes)/(1<<20))
@@ -46,6 +47,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
+	if err := r.writeComparisons(w); err != nil {
+		return err
+	}
 	fmt.Fprintln(w, "\nCPU % = (user+sys)/create; own/kernel % = devbulk's user time / all CPUs' kernel time (/proc/stat) during create")
 	_, err := fmt.Fprintf(w, "\ndrain = from the last release until %s\n", DrainMethod)
 	return err
@@ -54,10 +58,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 // WriteSeries writes every run's samples as CSV.
 func (r *Report) WriteSeries(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"mode", "t_ns", "created", "released", "objects", "backlog"})
+	_ = cw.Write([]string{"round", "mode", "t_ns", "created", "released", "objects", "backlog"})
 	for _, run := range r.Runs {
 		for _, s := range run.Series {
-			_ = cw.Write([]string{run.Mode, strconv.FormatInt(s.TNS, 10), strconv.FormatInt(s.Created, 10),
+			_ = cw.Write([]string{strconv.Itoa(max(1, run.Round)), run.Mode, strconv.FormatInt(s.TNS, 10), strconv.FormatInt(s.Created, 10),
 				strconv.FormatInt(s.Released, 10), strconv.Itoa(s.Objects), strconv.Itoa(s.Backlog)})
 		}
 	}
@@ -70,4 +74,25 @@ func percent(part, whole int64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f", 100*float64(part)/float64(whole))
+}
+
+// writeComparisons prints the modes side by side, then in words.
+func (r *Report) writeComparisons(w io.Writer) error {
+	if len(r.Comparisons) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nexec against direct, side by side (ratio = exec/direct: above 1, direct is faster)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\trounds\tdirect\texec\tratio\t95% CI\tp\tverdict\t")
+	var words []string
+	for _, c := range r.Comparisons {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t\n", c.Phase, c.N, result.FormatNS(c.MedianA),
+			result.FormatNS(c.MedianB), c.Ratio, c.CIText("%.2f", ""), c.PText(), c.Verdict)
+		words = append(words, fmt.Sprintf("exec %s: %s", c.Phase, c.Words("round")))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nIn words:\n  %s\n", strings.Join(words, "\n  "))
+	return err
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/runs"
@@ -447,7 +448,7 @@ func TestBenchJSON(t *testing.T) {
 	}
 	// Side by side: the second repetition would run iproute2 first; with
 	// one, the comparisons are there and say that nothing can be concluded.
-	if len(rep.Comparisons) != 6 || rep.Comparisons[0].Verdict != bench.TooFew || rep.Comparisons[0].A != "devbulk" {
+	if len(rep.Comparisons) != 6 || rep.Comparisons[0].Verdict != devbulk.TooFew || rep.Comparisons[0].A != "devbulk" {
 		t.Errorf("comparisons: %+v", rep.Comparisons)
 	}
 	if !strings.Contains(run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "50", "--delete", "group,serial").stdout, "\nIn words:\n  N=50 serial: ") {

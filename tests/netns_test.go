@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/netnsbench"
 )
 
@@ -81,13 +83,14 @@ func TestNetnsScenarios(t *testing.T) {
 	}
 }
 
-// The comparison: direct syscalls against the shell loop, in one
-// run, both counted, drained and measured. (How devbulk's own CPU compares
+// The comparison: direct syscalls against the shell loop, side by
+// side: round by round, the order alternating, each run counted, drained
+// and measured, and the modes compared. (How devbulk's own CPU compares
 // with the kernel's is a measurement for bench, not an assertion: the split
 // is unreliable for short phases.)
 func TestNetnsChurnCompareExec(t *testing.T) {
 	needRoot(t)
-	r := run(t, t.TempDir(), "netns", "churn", "--workers", "2", "--per-worker", "200", "--compare", "exec", "--json")
+	r := run(t, t.TempDir(), "netns", "churn", "--workers", "2", "--per-worker", "100", "--compare", "exec", "--repeat", "2", "--json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -95,12 +98,22 @@ func TestNetnsChurnCompareExec(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
-	if len(rep.Runs) != 2 || rep.Runs[0].Mode != "direct" || rep.Runs[1].Mode != "exec" {
-		t.Fatalf("runs: %+v", rep.Runs)
-	}
+	var order []string
 	for _, run := range rep.Runs {
-		if run.Namespaces != 400 || run.NetnsPerSec <= 0 || run.DrainMethod == "" || run.KernelNS <= 0 {
+		order = append(order, fmt.Sprintf("%d %s", run.Round, run.Mode))
+		if run.Namespaces != 200 || run.NetnsPerSec <= 0 || run.DrainMethod == "" || run.KernelNS <= 0 {
 			t.Errorf("%s run: %+v", run.Mode, run)
+		}
+	}
+	if got := strings.Join(order, ", "); got != "1 direct, 1 exec, 2 exec, 2 direct" {
+		t.Errorf("runs in the order %s, want direct first in round 1 and exec first in round 2", got)
+	}
+	if len(rep.Comparisons) != 2 || rep.Comparisons[0].Phase != "churn" || rep.Comparisons[1].Phase != "drain" {
+		t.Fatalf("comparisons: %+v", rep.Comparisons)
+	}
+	for _, c := range rep.Comparisons {
+		if c.A != "direct" || c.B != "exec" || c.N != 2 || c.Verdict != devbulk.TooFew || c.MedianA <= 0 {
+			t.Errorf("comparison %+v: want exec against direct over 2 rounds, too few for a verdict", c)
 		}
 	}
 }

@@ -27,7 +27,8 @@ func netnsCommand() *cli.Command {
 					&cli.StringFlag{Name: "workers", Value: "2", Usage: "parallel workers (1..1024)"},
 					&cli.StringFlag{Name: "per-worker", Value: "100", Usage: "namespaces per worker"},
 					&cli.StringFlag{Name: "payload", Value: "lo-up", Usage: "lo-up, devices:KIND:COUNT, veth or exec:CMD"},
-					&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the shell form, unshare -n sh -c 'ip link set lo up'"},
+					&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the shell form, unshare -n sh -c 'ip link set lo up', side by side (the order alternating round by round)"},
+					&cli.StringFlag{Name: "repeat", Value: "1", Usage: "rounds (1..100); each waits for the kernel to free the namespaces of the run before it"},
 					series, jsonFlag, svgFlag, quietFlag,
 				},
 				Action: churn,
@@ -72,13 +73,6 @@ func churn(c *cli.Context) error {
 		}
 	}
 	r, err := netnsbench.Churn(c.Context, o)
-	if err == nil && c.String("compare") == "exec" {
-		o.Exec = true
-		var rx *netnsbench.Report
-		if rx, err = netnsbench.Churn(c.Context, o); rx != nil {
-			r.Runs = append(r.Runs, rx.Runs...)
-		}
-	}
 	return writeNetns(c, r, err)
 }
 
@@ -99,9 +93,13 @@ func churnOptionsOf(c *cli.Context) (netnsbench.ChurnOptions, error) {
 	if o.Payload, err = netnsbench.ParsePayload(c.String("payload")); err != nil {
 		return o, usage(err)
 	}
+	if o.Repeat, err = intFlag(c, "repeat", 1, netnsbench.MaxRepeat); err != nil {
+		return o, err
+	}
 	switch c.String("compare") {
 	case "":
 	case "exec":
+		o.CompareExec = true
 		if o.Payload.Name != "lo-up" {
 			return o, usagef("--compare exec runs the classic lo-up loop: use --payload lo-up")
 		}
