@@ -112,7 +112,7 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	if err != nil {
 		return p, err
 	}
-	mine, gone, err := s.check(ctx, t.Conn, sn, s.all())
+	mine, gone, err := s.check(ctx, t.Conn, sn, s.owner(), s.all())
 	if err != nil {
 		return p, err
 	}
@@ -194,7 +194,7 @@ func Refusal(ctx context.Context, t Target, s *Set) error {
 	if err != nil {
 		return err
 	}
-	mine, _, err := s.check(ctx, t.Conn, sn, s.all())
+	mine, _, err := s.check(ctx, t.Conn, sn, s.owner(), s.all())
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (s *Set) settle(c *nlbatch.Conn, sn *snapshot, confirmed map[int32]bool, go
 	// One device at a time, as the lookups are read: after a delete of
 	// 100 000 there is nothing to list but what is left. The phase is
 	// changed only once every device was found or not.
-	err := s.each(context.Background(), c, sn, rest, func(now nlbatch.Link, lo *Leftover) {
+	err := s.each(context.Background(), c, sn, s.owner(), rest, func(now nlbatch.Link, lo *Leftover) {
 		switch {
 		case lo == nil:
 			stayed[now.Index] = true
@@ -359,9 +359,10 @@ func deleteWindows(ctx context.Context, c *nlbatch.Conn, s *Set, devs []nlbatch.
 	}
 	confirmed := map[int32]bool{}
 	var all []nlbatch.Result
+	owns := s.owner() // once: it indexes the whole set, and serial has a window per device
 	for i := 0; i < len(devs) && ctx.Err() == nil; i += window {
 		batch := devs[i:min(i+window, len(devs))]
-		mine, _, err := s.check(ctx, c, nil, batch)
+		mine, _, err := s.check(ctx, c, nil, owns, batch)
 		if err != nil {
 			return confirmed, all, err
 		}
@@ -491,7 +492,7 @@ func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Li
 			}
 		}
 		// Look the devices up again right before marking them.
-		if mine, _, err = s.check(ctx, c, nil, mine); err != nil {
+		if mine, _, err = s.check(ctx, c, nil, s.owner(), mine); err != nil {
 			return nil, err
 		}
 		reqs := make([][]byte, len(mine))

@@ -133,16 +133,17 @@ func (s *Set) Present(ctx context.Context, c *nlbatch.Conn) ([]nlbatch.Link, err
 	if err != nil {
 		return nil, err
 	}
-	mine, _, err := s.check(ctx, c, sn, s.Links)
+	mine, _, err := s.check(ctx, c, sn, s.owner(), s.Links)
 	return mine, err
 }
 
 // check finds each of devs by ifindex, in snapshot sn or, when sn is nil,
 // by a lookup each (atomic, never interrupted by concurrent changes), and
-// returns those that are still the set's, as they are now, and what became
-// of the others.
-func (s *Set) check(ctx context.Context, c *nlbatch.Conn, sn *snapshot, devs []nlbatch.Link) (mine []nlbatch.Link, gone []Leftover, err error) {
-	err = s.each(ctx, c, sn, devs, func(now nlbatch.Link, left *Leftover) {
+// returns those that owns (s.owner(), made once per delete: it indexes every
+// device of the set) says are still the set's, as they are now, and what
+// became of the others.
+func (s *Set) check(ctx context.Context, c *nlbatch.Conn, sn *snapshot, owns func(nlbatch.Link) bool, devs []nlbatch.Link) (mine []nlbatch.Link, gone []Leftover, err error) {
+	err = s.each(ctx, c, sn, owns, devs, func(now nlbatch.Link, left *Leftover) {
 		if left == nil {
 			mine = append(mine, now)
 		} else {
@@ -154,8 +155,7 @@ func (s *Set) check(ctx context.Context, c *nlbatch.Conn, sn *snapshot, devs []n
 
 // each finds devs as check does and calls f with each device as it is now,
 // and with what became of it when it is no longer the set's.
-func (s *Set) each(ctx context.Context, c *nlbatch.Conn, sn *snapshot, devs []nlbatch.Link, f func(now nlbatch.Link, left *Leftover)) error {
-	owns := s.owner()
+func (s *Set) each(ctx context.Context, c *nlbatch.Conn, sn *snapshot, owns func(nlbatch.Link) bool, devs []nlbatch.Link, f func(now nlbatch.Link, left *Leftover)) error {
 	judge := func(i int, now nlbatch.Link, err error) {
 		if err == nil && owns(now) {
 			f(now, nil)

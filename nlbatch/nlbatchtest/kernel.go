@@ -278,10 +278,14 @@ func (k *Kernel) find(index int32, name string) int {
 // delete removes a link and, as the kernel does, the links on it.
 func (k *Kernel) delete(index int32) {
 	k.links = slices.DeleteFunc(k.links, func(l Link) bool { return l.Index == index })
-	for _, l := range k.Links() {
+	var uppers []int32 // not a copy of the table: a delete allocates nothing per link
+	for _, l := range k.links {
 		if l.Parent == index {
-			k.delete(l.Index)
+			uppers = append(uppers, l.Index)
 		}
+	}
+	for _, u := range uppers {
+		k.delete(u)
 	}
 }
 
