@@ -29,11 +29,18 @@ type Header struct {
 	// ran in it (devbulk vm says so on the guest's command line); absent
 	// elsewhere.
 	Accel string `json:"accel,omitempty"`
+	// KernelPackage is the Debian package devbulk vm took the kernel from,
+	// when it did (also on the guest's command line).
+	KernelPackage string `json:"kernel_package,omitempty"`
 }
 
 // AccelParam is the guest kernel command-line parameter that tells devbulk
-// in its VM the accelerator the host chose.
-const AccelParam = "devbulk.accel"
+// in its VM the accelerator the host chose; PackageParam, the Debian
+// package its kernel came from.
+const (
+	AccelParam   = "devbulk.accel"
+	PackageParam = "devbulk.package"
+)
 
 // NewHeader describes this machine and run now.
 func NewHeader() Header {
@@ -44,6 +51,7 @@ func NewHeader() Header {
 	h.MemKiB, _ = result.ProcKiB("/proc/meminfo", "MemTotal")
 	h.Cmdline = Cmdline()
 	h.Accel, _ = KernelParam(h.Cmdline, AccelParam)
+	h.KernelPackage, _ = KernelParam(h.Cmdline, PackageParam)
 	return h
 }
 
@@ -73,6 +81,23 @@ func (h Header) Machine() string {
 	}
 	if h.Accel != "" {
 		s += "  in devbulk's VM (" + h.Accel + ")"
+		if extra := h.AddedCmdline(); extra != "" {
+			s += "  booted with " + extra
+		}
 	}
 	return s
+}
+
+// AddedCmdline is, for devbulk's VM, what the kernel configuration added to
+// the guest's command line (rcu_nocbs=all, ...): the parameters that are
+// not devbulk vm's own.
+func (h Header) AddedCmdline() string {
+	var out []string
+	for _, p := range strings.Fields(h.Cmdline) {
+		if p == "quiet" || strings.HasPrefix(p, "console=") || strings.HasPrefix(p, "panic=") || strings.HasPrefix(p, "devbulk.") {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, " ")
 }

@@ -29,4 +29,11 @@ func TestNewHeader(t *testing.T) {
 	if m := (Header{Kernel: "6.1.0", CPUs: 2, MemKiB: 1 << 20, Accel: "tcg"}).Machine(); m != "kernel 6.1.0  2 CPUs  1.0 GiB  in devbulk's VM (tcg)" {
 		t.Errorf("Machine() = %q", m)
 	}
+	// What a kernel configuration added to the guest's command line is
+	// named beside the kernel; devbulk vm's own parameters are not.
+	vm := Header{Kernel: "6.1.0", CPUs: 2, Accel: "tcg",
+		Cmdline: "console=ttyS0 panic=-1 quiet devbulk.accel=tcg devbulk.package=linux-image-6.1.0-57-cloud-amd64 rcu_nocbs=all preempt=full"}
+	if m := vm.Machine(); m != "kernel 6.1.0  2 CPUs  in devbulk's VM (tcg)  booted with rcu_nocbs=all preempt=full" {
+		t.Errorf("Machine() = %q", m)
+	}
 }

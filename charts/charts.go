@@ -125,16 +125,93 @@ func Check(c *check.Report) (*plot.Plot, error) {
 	if c.Baseline == nil {
 		return nil, errors.New("a check without a baseline has nothing to compare: plot the output of check --baseline FILE --format json")
 	}
-	var names []string
-	var base, cur plotter.Values
-	var errs plotter.XErrors
-	// Nominal rows count from the bottom: walk backwards, so that the
-	// scenarios read from the top in the check's order.
-	for i := len(c.Scenarios) - 1; i >= 0; i-- {
-		s := c.Scenarios[i]
-		for j := len(s.Comparisons) - 1; j >= 0; j-- {
-			cmp := s.Comparisons[j]
-			if cmp.Base == nil || cmp.Cur == nil || cmp.Base.Median <= 0 {
+	title := fmt.Sprintf("devbulk check: kernel %s against baseline %s", c.Current.Meta.Kernel, c.Baseline.Kernel)
+	return comparisonBars(title, "the baseline's", c.Threshold, []series{{"current, with its 95% interval", c}})
+}
+
+// Matrix plots a kernel matrix as grouped bars: for each benchmark, every
+// configuration's median as a percentage of the first's, with its 95%
+// interval.
+func Matrix(m *check.Matrix) (*plot.Plot, error) {
+	var ss []series
+	first := ""
+	for i, c := range m.Columns {
+		switch {
+		case c.Against == nil:
+		case c.Against.Baseline == nil:
+			first = c.Label
+		default:
+			ss = append(ss, series{fmt.Sprintf("%c %s", 'A'+i, c.Label), c.Against})
+		}
+	}
+	if len(ss) == 0 {
+		return nil, errors.New("the matrix has no configuration to compare with the first")
+	}
+	return comparisonBars("devbulk check: kernel configurations against "+first, "the first configuration's", m.Threshold, ss)
+}
+
+// series is one set of bars: a comparison with the reference.
+type series struct {
+	label string
+	r     *check.Report
+}
+
+// comparisonBars draws, for each benchmark of the first series, a bar per
+// series (adjacent rows, one colour each): its median as a percentage of
+// the reference's, with its 95% interval; a line marks the reference
+// (100%) and a dashed one the threshold.
+func comparisonBars(title, reference string, threshold float64, ss []series) (*plot.Plot, error) {
+	type key struct{ scenario, bench string }
+	var keys []key
+	var labels []string
+	for _, sc := range ss[0].r.Scenarios {
+		for _, cmp := range sc.Comparisons {
+			if cmp.Base != nil && cmp.Cur != nil && cmp.Base.Median > 0 {
+				keys = append(keys, key{sc.Name, cmp.Benchmark})
+				verdict := cmp.Verdict
+				if len(ss) > 1 {
+					verdict = "" // several verdicts: each bar's own tells
+				}
+				labels = append(labels, shortName(sc.Name, cmp.Benchmark, verdict))
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("no benchmark is in both the reference and the compared run")
+	}
+	find := func(r *check.Report, k key) *check.Comparison {
+		for _, s := range r.Scenarios {
+			for i, cmp := range s.Comparisons {
+				if s.Name == k.scenario && cmp.Benchmark == k.bench {
+					return &s.Comparisons[i]
+				}
+			}
+		}
+		return nil
+	}
+	// Nominal rows count from the bottom: the first benchmark's rows go on
+	// top, its first series first.
+	rows := len(keys) * len(ss)
+	rowOf := func(k, si int) int { return rows - 1 - (k*len(ss) + si) }
+	names := make([]string, rows)
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = fmt.Sprintf("time per device or namespace, %% of %s median (threshold %g%%)", reference, threshold)
+	p.Legend.Top = true
+	var all []plot.Plotter
+	for si, s := range ss {
+		vals := make(plotter.Values, rows)
+		errs := make(plotter.XErrors, rows)
+		pts := make(plotter.XYs, rows)
+		for k, key := range keys {
+			row := rowOf(k, si)
+			names[row] = ""
+			if si == 0 {
+				names[row] = labels[k]
+			}
+			pts[row].Y = float64(row)
+			cmp := find(s.r, key)
+			if cmp == nil || cmp.Cur == nil || cmp.Base == nil || cmp.Base.Median <= 0 {
 				continue
 			}
 			pct := 100 * cmp.Cur.Median / cmp.Base.Median
@@ -143,55 +220,42 @@ func Check(c *check.Report) (*plot.Plot, error) {
 				lo, hi = 100**cmp.Cur.Lo/cmp.Base.Median, 100**cmp.Cur.Hi/cmp.Base.Median
 			}
 			if math.IsInf(hi, 0) || math.IsNaN(lo+hi+pct) {
-				return nil, fmt.Errorf("%s %s: current %g against a baseline of %g is no percentage to draw", s.Name, cmp.Benchmark, cmp.Cur.Median, cmp.Base.Median)
+				return nil, fmt.Errorf("%s %s: %g against a reference of %g is no percentage to draw", key.scenario, key.bench, cmp.Cur.Median, cmp.Base.Median)
 			}
-			names = append(names, shortName(s.Name, cmp.Benchmark, cmp.Verdict))
-			base = append(base, 100)
-			cur = append(cur, pct)
-			errs = append(errs, struct{ Low, High float64 }{pct - lo, hi - pct})
+			vals[row], pts[row].X = pct, pct
+			errs[row] = struct{ Low, High float64 }{pct - lo, hi - pct}
 		}
+		b, err := plotter.NewBarChart(vals, vg.Points(9))
+		if err != nil {
+			return nil, err
+		}
+		b.Horizontal, b.LineStyle.Width, b.Color = true, 0, plotutil.Color(si+1)
+		eb, err := plotter.NewXErrorBars(struct {
+			plotter.XYer
+			plotter.XErrorer
+		}{pts, errs})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, b, eb)
+		p.Legend.Add(s.label, b)
 	}
-	if len(names) == 0 {
-		return nil, errors.New("no benchmark is in both the baseline and the current run")
+	vline := func(x float64) (*plotter.Line, error) {
+		return plotter.NewLine(plotter.XYs{{X: x, Y: -0.5}, {X: x, Y: float64(rows) - 0.5}})
 	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("devbulk check: kernel %s against baseline %s", c.Current.Meta.Kernel, c.Baseline.Kernel)
-	p.X.Label.Text = fmt.Sprintf("time per device or namespace, %% of the baseline's median (threshold %g%%)", c.Threshold)
-	p.Legend.Top = true
-	w := vg.Points(7)
-	bb, err := plotter.NewBarChart(base, w)
+	ref, err := vline(100)
 	if err != nil {
 		return nil, err
 	}
-	cb, err := plotter.NewBarChart(cur, w)
-	if err != nil {
-		return nil, err
-	}
-	for i, b := range []*plotter.BarChart{bb, cb} {
-		b.Horizontal = true
-		b.LineStyle.Width = vg.Length(0)
-		b.Color = plotutil.Color(i)
-		b.Offset = vg.Length(i-1) * w // current bars centred on their row, for the interval
-	}
-	// The interval, drawn at the current bars' centres.
-	pts := make(plotter.XYs, len(cur))
-	for i := range cur {
-		pts[i].X, pts[i].Y = cur[i], float64(i)
-	}
-	eb, err := plotter.NewXErrorBars(struct {
-		plotter.XYer
-		plotter.XErrorer
-	}{pts, errs})
-	if err != nil {
-		return nil, err
-	}
-	limit, err := plotter.NewLine(plotter.XYs{{X: 100 + c.Threshold, Y: -0.5}, {X: 100 + c.Threshold, Y: float64(len(names)) - 0.5}})
+	ref.LineStyle.Color, ref.LineStyle.Width = plotutil.Color(0), vg.Points(1.5)
+	limit, err := vline(100 + threshold)
 	if err != nil {
 		return nil, err
 	}
 	limit.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	p.Add(bb, cb, eb, limit, plotter.NewGrid())
-	p.Legend.Add(fmt.Sprintf("threshold (%g%% slower)", c.Threshold), limit)
+	p.Add(append(all, ref, limit, plotter.NewGrid())...)
+	p.Legend.Add("reference (100%)", ref)
+	p.Legend.Add(fmt.Sprintf("threshold (%g%% slower)", threshold), limit)
 	p.X.Min = 0
 	// A tick every 50%, or every 100, 200, 400%… as the range grows, so
 	// that a regression of a thousandfold still gets a dozen ticks (a fixed
@@ -209,8 +273,6 @@ func Check(c *check.Report) (*plot.Plot, error) {
 		ticks = append(ticks, t)
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Legend.Add("baseline (100%)", bb)
-	p.Legend.Add("current, with its 95% interval", cb)
 	p.NominalY(names...)
 	p.Y.Tick.Label.Font.Size = vg.Points(8)
 	return p, nil
@@ -286,12 +348,19 @@ func FromDocument(b []byte) (*plot.Plot, error) {
 		Kind     string          `json:"kind"`
 		Current  json.RawMessage `json:"current"`
 		Meta     json.RawMessage `json:"meta"`
+		Kernels  json.RawMessage `json:"kernels"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return nil, fmt.Errorf("not a JSON result document: %w", err)
 	}
 	dec := func(v any) error { return json.NewDecoder(bytes.NewReader(b)).Decode(v) }
 	switch {
+	case probe.Kernels != nil:
+		var m check.Matrix
+		if err := dec(&m); err != nil {
+			return nil, err
+		}
+		return Matrix(&m)
 	case probe.Current != nil:
 		var c check.Report
 		if err := dec(&c); err != nil {
@@ -313,7 +382,7 @@ func FromDocument(b []byte) (*plot.Plot, error) {
 		}
 		return Bench(&r)
 	}
-	return nil, errors.New("not a devbulk result document (bench --json, netns --json or check --baseline --format json)")
+	return nil, errors.New("not a devbulk result document (bench --json, netns --json, check --baseline --format json or check with several --vm-kernel --format json)")
 }
 
 // logTicks labels 1, 2 and 5 times each power of ten (plot.LogTicks labels

@@ -56,7 +56,7 @@ func TestCharts(t *testing.T) {
 			"create pipelined", "delete group", "delete netns", "iproute2 delete ip link del group", "1000", "0.2"},
 		"netns.json": {"devbulk netns churn", "time since start (s)", "backlog (namespaces released, not yet freed)",
 			"direct, 2×300, lo-up", "exec, 2×300, lo-up"},
-		"check.json": {"devbulk check: kernel", "% of the baseline's median (threshold 10%)", "baseline (100%)",
+		"check.json": {"devbulk check: kernel", "% of the baseline's median (threshold 10%)", "reference (100%)",
 			"current, with its 95% interval", "ifb: Delete ifb group 200 (regression)"},
 	} {
 		b, err := os.ReadFile(filepath.Join("testdata", file))
@@ -155,7 +155,7 @@ func TestLegendBesideThePlot(t *testing.T) {
 	if width <= plotWidth {
 		t.Errorf("drawing %gpt wide: no room was made beside the %gpt plot", width, plotWidth)
 	}
-	for _, entry := range []string{"baseline (100%)", "current, with its 95% interval"} {
+	for _, entry := range []string{"reference (100%)", "current, with its 95% interval"} {
 		if got, ok := x[entry]; !ok || got < plotWidth {
 			t.Errorf("legend entry %q at x=%g (found %t), want right of the plot (x >= %g)", entry, got, ok, plotWidth)
 		}

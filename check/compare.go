@@ -31,8 +31,11 @@ type Comparison struct {
 	Unit      string   `json:"unit"`
 	Base      *Summary `json:"baseline,omitempty"`
 	Cur       *Summary `json:"current,omitempty"`
-	// DeltaPct is the change of the median, in percent of the baseline's.
-	DeltaPct float64 `json:"delta_pct"`
+	// DeltaPct is the change of the median, in percent of the baseline's;
+	// DeltaCI95 bounds it with 95% confidence (the interval of the ratio of
+	// the medians, internal/ratio), absent with too few values.
+	DeltaPct  float64   `json:"delta_pct"`
+	DeltaCI95 []float64 `json:"delta_ci95_pct,omitempty"`
 	// P is the p-value of the Mann-Whitney U test (the samples come from
 	// one distribution); Alpha the level under which that is rejected.
 	P        float64  `json:"p"`
@@ -192,6 +195,9 @@ func compareLines(base, cur []Line, haveBase bool, thresholdPct float64) []Compa
 			c.Warnings = append(c.Warnings, warnings(cmp.Warnings)...)
 			if c.Base.Median > 0 {
 				c.DeltaPct = (c.Cur.Median/c.Base.Median - 1) * 100
+			}
+			if r, err := ratio.Compare(bvals, cv[name]); err == nil && r.CI != nil {
+				c.DeltaCI95 = []float64{(r.CI[0] - 1) * 100, (r.CI[1] - 1) * 100}
 			}
 			switch {
 			case c.P >= c.Alpha:

@@ -68,13 +68,19 @@ func (c *Report) WriteKTAP(w io.Writer) error {
 	m := c.Current.Meta
 	fmt.Fprintln(w, "KTAP version 1")
 	fmt.Fprintf(w, "# devbulk=%s suite=%s kernel=%s cpus=%d mem_kib=%d accel=%s threshold_pct=%g\n", m.Version, m.Suite, m.Kernel, m.CPUs, m.MemKiB, orNone(m.Accel), c.Threshold)
+	return c.writeKTAPTests(w, "")
+}
+
+// writeKTAPTests writes the plan, the scenarios' results and the totals,
+// each line after indent (a matrix nests one such list per kernel).
+func (c *Report) writeKTAPTests(w io.Writer, indent string) error {
 	if c.Baseline != nil {
-		fmt.Fprintf(w, "# baseline_kernel=%s baseline_date=%s\n", c.Baseline.Kernel, c.Baseline.Date)
+		fmt.Fprintf(w, "%s# baseline_kernel=%s baseline_date=%s\n", indent, c.Baseline.Kernel, c.Baseline.Date)
 	}
-	fmt.Fprintf(w, "1..%d\n", len(c.Scenarios))
+	fmt.Fprintf(w, "%s1..%d\n", indent, len(c.Scenarios))
 	for i, s := range c.Scenarios {
 		for _, cmp := range s.Comparisons {
-			fmt.Fprintf(w, "# %s benchmark=%s unit=%s", s.Name, cmp.Benchmark, cmp.Unit)
+			fmt.Fprintf(w, "%s# %s benchmark=%s unit=%s", indent, s.Name, cmp.Benchmark, cmp.Unit)
 			if cmp.Base != nil {
 				fmt.Fprintf(w, " baseline=%.0f", cmp.Base.Median)
 			}
@@ -91,18 +97,18 @@ func (c *Report) WriteKTAP(w io.Writer) error {
 		}
 		switch {
 		case s.Skip != "":
-			fmt.Fprintf(w, "ok %d %s # SKIP %s\n", i+1, s.Name, oneLine(s.Skip))
+			fmt.Fprintf(w, "%sok %d %s # SKIP %s\n", indent, i+1, s.Name, oneLine(s.Skip))
 		case s.Failed():
 			if s.Error != "" {
-				fmt.Fprintf(w, "# %s error=%q\n", s.Name, oneLine(s.Error))
+				fmt.Fprintf(w, "%s# %s error=%q\n", indent, s.Name, oneLine(s.Error))
 			}
-			fmt.Fprintf(w, "not ok %d %s\n", i+1, s.Name)
+			fmt.Fprintf(w, "%snot ok %d %s\n", indent, i+1, s.Name)
 		default:
-			fmt.Fprintf(w, "ok %d %s\n", i+1, s.Name)
+			fmt.Fprintf(w, "%sok %d %s\n", indent, i+1, s.Name)
 		}
 	}
 	pass, fail, skip := c.counts()
-	_, err := fmt.Fprintf(w, "# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n", pass, fail, skip)
+	_, err := fmt.Fprintf(w, "%s# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n", indent, pass, fail, skip)
 	return err
 }
 
@@ -166,7 +172,11 @@ func WriteBenchstat(w io.Writer, kernelKey bool, results ...*Results) error {
 			res.Config = append(res.Config, config("accel", m.Accel))
 		}
 		if kernelKey {
-			res.Config = append(res.Config, config("kernel", m.Kernel))
+			key := m.Label // a configuration: one release can run with several command lines
+			if key == "" {
+				key = m.Kernel
+			}
+			res.Config = append(res.Config, config("kernel", key))
 		}
 		for _, s := range r.Scenarios {
 			for _, l := range s.Lines {

@@ -34,6 +34,9 @@ type Meta struct {
 	KernelConfigSHA256 string `json:"kernel_config_sha256,omitempty"`
 	CPUModel           string `json:"cpu_model,omitempty"`
 	Suite              string `json:"suite"`
+	// Label names the kernel configuration of a matrix column
+	// ("debian:6.1 rcu_nocbs=all"): benchstat's kernel key.
+	Label string `json:"label,omitempty"`
 }
 
 // Scenario is the outcome of one scenario of the suite.

@@ -25,6 +25,10 @@ type RunOptions struct {
 	VMUnavailable string
 	// AllInVM runs every scenario in the VM (a cross-kernel check).
 	AllInVM bool
+	// SkipUnbootable skips the VM's scenarios, with the reason, when its
+	// kernel does not boot, instead of failing them (a matrix: the other
+	// kernels still count).
+	SkipUnbootable bool
 	// Progress, when set, receives one line per scenario and repetition;
 	// Counter makes progress bars (see bench.Options).
 	Progress func(string)
@@ -65,9 +69,13 @@ func Run(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 	if ctx.Err() != nil {
 		return r, ctx.Err()
 	}
-	if err != nil { // the VM's scenarios fail; the others stand
+	if err != nil { // the VM's scenarios fail (or skip); the others stand
 		for _, sc := range inVM {
-			r.Scenarios = append(r.Scenarios, Scenario{Name: sc.Name, Error: err.Error()})
+			if o.SkipUnbootable && errors.Is(err, vm.ErrNoBoot) {
+				r.Scenarios = append(r.Scenarios, Scenario{Name: sc.Name, Skip: err.Error()})
+			} else {
+				r.Scenarios = append(r.Scenarios, Scenario{Name: sc.Name, Error: err.Error()})
+			}
 		}
 		return r, nil
 	}
@@ -178,17 +186,17 @@ func runInVM(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 		modules = append(modules, k.Module)
 	}
 	if o.Progress != nil {
-		o.Progress(fmt.Sprintf("booting %s for %d scenarios", o.VM.Release, len(s.Scenarios)))
+		o.Progress(fmt.Sprintf("booting %s for %d scenarios", o.VM.Describe(), len(s.Scenarios)))
 	}
 	var stdout, stderr bytes.Buffer
 	cfg := vm.Config{Kernel: o.VM, Modules: modules, Files: map[string][]byte{GuestSuitePath: js}}
 	code, err := vm.Run(ctx, cfg, []string{"check", "--suite", GuestSuitePath, "--format", "json", "--quiet"}, &stdout, &stderr)
 	if err != nil {
-		return nil, fmt.Errorf("VM on %s: %w", o.VM.Release, err)
+		return nil, fmt.Errorf("VM on %s: %w", o.VM.Label(), err)
 	}
 	var c Report
 	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil || c.Current == nil {
-		return nil, fmt.Errorf("VM on %s: exit %d, no results (%v): %s", o.VM.Release, code, err, tail(stderr.String()))
+		return nil, fmt.Errorf("VM on %s: exit %d, no results (%v): %s", o.VM.Label(), code, err, tail(stderr.String()))
 	}
 	return c.Current, nil
 }

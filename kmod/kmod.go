@@ -111,24 +111,41 @@ func (ix *Index) Load(name, params string) error {
 }
 
 // moduleInitCompressedFile is MODULE_INIT_COMPRESSED_FILE: the kernel
-// decompresses .ko.xz/.ko.zst itself (CONFIG_MODULE_DECOMPRESS, 5.17+).
+// decompresses .ko.xz/.ko.zst/.ko.gz itself (CONFIG_MODULE_DECOMPRESS,
+// 5.17+).
 const moduleInitCompressedFile = 4
 
+// loadFile loads one module file. A compressed one goes to the kernel as
+// it is where the kernel decompresses modules; where it cannot (EINVAL for
+// the flag before 5.17, EOPNOTSUPP without CONFIG_MODULE_DECOMPRESS),
+// devbulk decompresses it and hands the kernel the image (init_module).
 func loadFile(path, params string) error {
+	suffix, _ := compression(path)
+	err := finitModule(path, params, suffix != "")
+	if suffix != "" && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP)) {
+		var image []byte
+		if image, err = readModule(path); err != nil {
+			return err
+		}
+		err = unix.InitModule(image, params)
+	}
+	if errors.Is(err, unix.EEXIST) {
+		return nil // already loaded
+	}
+	return err
+}
+
+func finitModule(path, params string, compressed bool) error {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
 	flags := 0
-	if !strings.HasSuffix(path, ".ko") {
+	if compressed {
 		flags = moduleInitCompressedFile
 	}
-	err = unix.FinitModule(fd, params, flags)
-	if errors.Is(err, unix.EEXIST) {
-		return nil // already loaded
-	}
-	return err
+	return unix.FinitModule(fd, params, flags)
 }
 
 // Loaded reports whether a module is loaded as a module (not built in).

@@ -2,6 +2,7 @@ package kmod
 
 import (
 	"bufio"
+	"bytes"
 	"debug/elf"
 	"fmt"
 	"io"
@@ -12,29 +13,22 @@ import (
 )
 
 // Scan builds the index of a module directory that has no modules.dep (a
-// kernel package before depmod ran) from each module's .modinfo "depends=".
-// Only uncompressed .ko files can be read: a directory with compressed ones
-// is refused, as is one with no module at all.
-func Scan(dir string) (*Index, error) {
-	direct := map[string][]string{} // name → names it depends on
-	files := map[string]string{}    // name → file relative to dir
+// kernel package before depmod ran) from each module's .modinfo "depends=",
+// read through the decompressor where modules are compressed (.ko.xz,
+// .ko.zst, .ko.gz: Debian's 6.12 packages). With names, only those modules
+// and what they depend on are read (decompressing a whole tree of xz
+// modules takes a minute); without, every module. A directory with no
+// module at all is refused, and so is a named module that is not there.
+func Scan(dir string, names ...string) (*Index, error) {
+	files := map[string]string{} // name → file relative to dir
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		if strings.Contains(filepath.Base(p), ".ko.") {
-			return fmt.Errorf("%s: compressed modules need a modules.dep (run depmod)", p)
+		if _, ok := compression(p); ok {
+			rel, _ := filepath.Rel(dir, p)
+			files[Name(rel)] = rel
 		}
-		if !strings.HasSuffix(p, ".ko") {
-			return nil
-		}
-		deps, err := modinfoDepends(p)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		rel, _ := filepath.Rel(dir, p)
-		files[Name(rel)] = rel
-		direct[Name(rel)] = deps
 		return nil
 	})
 	if err != nil {
@@ -43,8 +37,40 @@ func Scan(dir string) (*Index, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no kernel modules under %s", dir)
 	}
+	if len(names) == 0 {
+		for name := range files {
+			names = append(names, name)
+		}
+	}
+	direct := map[string][]string{} // name → names it depends on
+	var read func(name string) error
+	read = func(name string) error {
+		if _, done := direct[name]; done {
+			return nil
+		}
+		file, ok := files[name]
+		if !ok {
+			return nil // built in
+		}
+		deps, err := modinfoDepends(filepath.Join(dir, file))
+		if err != nil {
+			return err
+		}
+		direct[name] = deps
+		for _, d := range deps {
+			if err := read(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, name := range names {
+		if err := read(name); err != nil {
+			return nil, err
+		}
+	}
 	ix := &Index{dir: dir, deps: map[string][]string{}}
-	for name, file := range files {
+	for name := range direct {
 		var order []string // dependencies, each after what it needs
 		seen := map[string]bool{name: true}
 		var visit func(string)
@@ -61,7 +87,7 @@ func Scan(dir string) (*Index, error) {
 		}
 		visit(name)
 		// modules.dep lists dependencies last-loaded-first.
-		entry := []string{file}
+		entry := []string{files[name]}
 		for i := len(order) - 1; i >= 0; i-- {
 			entry = append(entry, order[i])
 		}
@@ -72,20 +98,23 @@ func Scan(dir string) (*Index, error) {
 
 // modinfoDepends reads the depends= field of a module's .modinfo section.
 func modinfoDepends(path string) ([]string, error) {
-	f, err := elf.Open(path)
+	b, err := readModule(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(b))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	s := f.Section(".modinfo")
 	if s == nil {
 		return nil, nil
 	}
-	b, err := s.Data()
+	info, err := s.Data()
 	if err != nil {
 		return nil, err
 	}
-	return parseModinfo(b), nil
+	return parseModinfo(info), nil
 }
 
 // parseModinfo returns the module names of the depends= field of a

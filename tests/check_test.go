@@ -132,17 +132,21 @@ func TestCheckBadInput(t *testing.T) {
 	notBase := filepath.Join(dir, "notbase.json")
 	os.WriteFile(notBase, []byte(`{"tool":"other"}`), 0o644)
 	for args, want := range map[string]string{
-		"check --suite " + bad:        "count 0 out of range: ifb takes 1..",
-		"check --suite /nonexistent":  "no such file",
-		"check --threshold ten":       `threshold "ten" out of range: 0%..1000%`,
-		"check --format xml":          `--format "xml": valid are table, json, ktap, benchstat`,
-		"check --baseline " + notBase: "not a devbulk check results document",
-		"check --svg x.svg":           "--svg draws the comparison",
-		"bench --format ktap":         `--format "ktap": valid are table, json, benchstat`,
-		"plot":                        "plot takes one result document",
-		"check --vm-kernel a --vm-kernel b --vm-kernel c": "at most two",
+		"check --suite " + bad:                            "count 0 out of range: ifb takes 1..",
+		"check --suite /nonexistent":                      "no such file",
+		"check --threshold ten":                           `threshold "ten" out of range: 0%..1000%`,
+		"check --format xml":                              `--format "xml": valid are table, json, ktap, benchstat`,
+		"check --baseline " + notBase:                     "not a devbulk check results document",
+		"check --svg x.svg":                               "--svg draws the comparison",
+		"bench --format ktap":                             `--format "ktap": valid are table, json, benchstat`,
+		"plot":                                            "plot takes one result document",
+		"check" + strings.Repeat(" --vm-kernel a", 9):     "--vm-kernel: at most 8 kernel configurations",
 		"check --vm-kernel a --vm-kernel b --save x.json": "save one kernel's results at a time",
-		"plot " + notBase: "not a devbulk result document",
+		"check --vm-kernel debian:7":                      `unknown Debian kernel "debian:7": valid are debian, debian:6.1, debian:6.12`,
+		"check --vm-kernel /nonexistent":                  "kernel image: stat /nonexistent",
+		"vm --kernel debian:6.2-rt -- kinds":              `unknown Debian kernel "debian:6.2-rt"`,
+		"vm --kernel debian --modules /tmp -- kinds":      "--modules goes with one --kernel PATH",
+		"plot " + notBase:                                 "not a devbulk result document",
 	} {
 		r := run(t, dir, strings.Fields(args)...)
 		if r.code != 2 || !strings.Contains(r.stderr, want) {

@@ -21,6 +21,9 @@ const (
 	guestExit   = "/dev/ttyS3"
 )
 
+// startedLine is the first line of the exit port: devbulk started.
+const startedLine = "started"
+
 // probeArg is the whole argument list of a KVM probe boot: StartGuest
 // answers it itself, whatever the init binary is.
 const probeArg = "--devbulk-vm-probe"
@@ -84,6 +87,9 @@ func StartGuest() (*Guest, error) {
 	if g.exit, err = openRaw(guestExit); err != nil {
 		return nil, err
 	}
+	// The host tells a guest that never got here (ErrNoBoot) from one that
+	// died on the way (no exit code) by this line.
+	fmt.Fprintln(g.exit, startedLine)
 	b, err := os.ReadFile(argsFile)
 	if err != nil {
 		return nil, err
@@ -108,7 +114,8 @@ func Fail(err error) {
 	os.Exit(1)
 }
 
-// Finish reports the exit code to the host and ends the VM.
+// Finish reports the exit code to the host (after startedLine) and ends
+// the VM.
 func (g *Guest) Finish(code int) {
 	fmt.Fprintf(g.exit, "%d\n", code)
 	for _, f := range []*os.File{g.Stdout, g.Stderr, g.exit} {

@@ -144,11 +144,14 @@ func addProgram(files map[string]string, guestPath, hostPath string) error {
 
 // addModules adds the files of the named modules and their dependencies, and
 // returns the modules.dep the guest gets; names missing from the kernel
-// (built in) are skipped. A directory without modules.dep is scanned.
+// (built in) are skipped. In a directory without modules.dep (a Debian
+// package before depmod) the named modules and their dependencies are read.
+// Compressed modules stay compressed: the guest's kernel decompresses them,
+// or devbulk there does (kmod).
 func addModules(files map[string]string, k *Kernel, names []string) ([]byte, error) {
 	ix, err := kmod.Open(k.Modules)
 	if err != nil {
-		if ix, err = kmod.Scan(k.Modules); err != nil {
+		if ix, err = kmod.Scan(k.Modules, names...); err != nil {
 			return nil, fmt.Errorf("kernel modules: %w", err)
 		}
 	}

@@ -8,20 +8,51 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/devbulk/devbulk/internal/child"
-	"github.com/devbulk/devbulk/kmod"
 )
 
-// Kernel is a bootable kernel and its modules.
+// Kernel is a kernel configuration: a bootable image, its modules, and
+// what to add to its command line.
 type Kernel struct {
+	// Name is the kernel as it was asked for: "debian:6.12", a package, a
+	// path.
+	Name    string
 	Vmlinuz string
 	// Modules is the kernel's module directory (lib/modules/RELEASE); empty
 	// for a kernel used without modules.
 	Modules string
 	// Release is the kernel release (`uname -r` in the guest).
 	Release string
+	// Package is the Debian image package it came from, if it did.
+	Package string
+	// Append is added to the guest's kernel command line (rcu_nocbs=all,
+	// preempt=full, ...).
+	Append string
+}
+
+// Label names the configuration in tables: the name, and what was added to
+// its command line.
+func (k *Kernel) Label() string {
+	return strings.TrimSpace(k.Name + " " + k.Append)
+}
+
+// Describe says which kernel this is: its name, the package it resolved
+// to, the image, and what its command line gets.
+func (k *Kernel) Describe() string {
+	d := k.Name
+	if k.Package != "" && k.Package != k.Name {
+		d += " = " + k.Package
+	}
+	if k.Vmlinuz != k.Name {
+		d += " (" + k.Vmlinuz + ")"
+	}
+	if k.Append != "" {
+		d += " booted with " + k.Append
+	}
+	return d
 }
 
 // DefaultCache is where devbulk keeps the kernels it downloads.
@@ -34,19 +65,97 @@ func DefaultCache() (string, error) {
 	return dir, os.MkdirAll(dir, 0o755)
 }
 
-// debianMeta is the package that always points at Debian's current cloud
-// kernel image.
-const debianMeta = "linux-image-cloud-amd64"
+// debianNames are the short names of Debian's kernels and the packages
+// they stand for ("debian" is the cloud kernel apt installs by default).
+var debianNames = map[string]string{
+	"debian":         "linux-image-cloud-amd64",
+	"debian:6.1":     "linux-image-cloud-amd64",
+	"debian:6.12":    "linux-image-6.12-cloud-amd64",
+	"debian:6.1-rt":  "linux-image-rt-amd64",
+	"debian:6.12-rt": "linux-image-6.12-rt-amd64",
+}
 
-// DebianKernel returns Debian's cloud kernel, downloading it with apt and
-// extracting it into cacheDir the first time; later calls reuse it.
-func DebianKernel(cacheDir string) (*Kernel, error) {
-	image, err := debianImagePackage()
+// ErrBadSpec marks a kernel specification that names nothing (a usage
+// error), as opposed to a kernel that could not be fetched.
+var ErrBadSpec = errors.New("no such kernel")
+
+// badSpec is an error of a specification that names nothing: its own
+// text, matching ErrBadSpec.
+type badSpec struct{ error }
+
+func (badSpec) Is(target error) bool { return target == ErrBadSpec }
+func (e badSpec) Unwrap() error      { return e.error }
+
+// Find finds the kernel configuration spec names: "KERNEL [ARGS...]".
+// KERNEL is debian (debian:6.1), debian:6.12, debian:6.1-rt,
+// debian:6.12-rt, a Debian image package (linux-image-6.1.0-47-cloud-amd64,
+// or a meta package such as linux-image-6.12-cloud-amd64), or the path of
+// an image, PATH[:MODULES_DIR]; ARGS are added to the guest's kernel
+// command line. Debian kernels are fetched into cacheDir (DebianKernel).
+func Find(spec, cacheDir string) (*Kernel, error) {
+	fields := strings.Fields(spec)
+	if len(fields) == 0 {
+		return nil, badSpec{errors.New("empty kernel specification")}
+	}
+	name, args := fields[0], strings.Join(fields[1:], " ")
+	var k *Kernel
+	var err error
+	switch {
+	case strings.HasPrefix(name, "debian") || strings.HasPrefix(name, "linux-image-"):
+		var image string
+		if image, err = DebianImage(name); err == nil {
+			k, err = DebianKernel(cacheDir, image)
+		}
+	default:
+		image, modules, _ := strings.Cut(name, ":")
+		if k, err = LocalKernel(image, modules); err != nil {
+			err = badSpec{err}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
+	k.Name, k.Append = name, args
+	return k, nil
+}
+
+// DebianImage resolves a Debian kernel's name — debian, debian:6.1,
+// debian:6.12, debian:6.1-rt, debian:6.12-rt, or a package — to the image
+// package it stands for today, from apt's lists: a meta package
+// (linux-image-6.12-cloud-amd64) to the image it depends on
+// (linux-image-6.12.118+deb12-cloud-amd64).
+func DebianImage(name string) (string, error) {
+	pkg, short := debianNames[name]
+	switch {
+	case short:
+	case strings.HasPrefix(name, "linux-image-"):
+		pkg = name
+	default:
+		return "", badSpec{fmt.Errorf("unknown Debian kernel %q: valid are debian, debian:6.1, debian:6.12, debian:6.1-rt, debian:6.12-rt, or a package name (linux-image-...)", name)}
+	}
+	if !packageName.MatchString(pkg) {
+		return "", badSpec{fmt.Errorf("%q is not a Debian package name", pkg)}
+	}
+	out, err := run("", "apt-cache", "depends", "--no-recommends", "--no-suggests", pkg)
+	if err != nil {
+		return "", fmt.Errorf("kernel package %s unavailable (run apt-get update?): %w", pkg, err)
+	}
+	image := imageOf(pkg, out)
+	if !packageName.MatchString(image) { // it names a directory of the cache
+		return "", fmt.Errorf("apt resolved %s to %q, not a package name", pkg, image)
+	}
+	return image, nil
+}
+
+// packageName is Debian's syntax of a package name.
+var packageName = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
+
+// DebianKernel returns the Debian kernel image package image (see
+// DebianImage), downloading it with apt and extracting it into cacheDir the
+// first time; later calls reuse it.
+func DebianKernel(cacheDir, image string) (*Kernel, error) {
 	dir := filepath.Join(cacheDir, image)
-	if k, err := kernelIn(dir); err == nil {
+	if k, err := kernelIn(dir, image); err == nil {
 		return k, nil
 	}
 	tmp, err := os.MkdirTemp(cacheDir, image+".part")
@@ -65,17 +174,15 @@ func DebianKernel(cacheDir string) (*Kernel, error) {
 	if _, err := run(tmp, "dpkg-deb", "-x", debs[0], root); err != nil {
 		return nil, err
 	}
-	k, err := locate(root)
-	if err != nil {
+	if _, err := locate(root); err != nil {
 		return nil, fmt.Errorf("%s: %w", image, err)
 	}
-	// The package leaves modules.dep to depmod at install time: make it.
-	if err := writeModulesDep(k.Modules); err != nil {
-		return nil, err
-	}
+	// The package leaves modules.dep to depmod at install time; devbulk
+	// reads the modules it needs when it builds an initramfs. The rename is
+	// the last step: a directory in the cache is a whole extraction.
 	if err := os.Rename(root, dir); err != nil {
 		// Another devbulk may have finished the same download first.
-		if k, kerr := kernelIn(dir); kerr == nil {
+		if k, kerr := kernelIn(dir, image); kerr == nil {
 			return k, nil
 		}
 		// A broken earlier extraction: replace it.
@@ -86,49 +193,27 @@ func DebianKernel(cacheDir string) (*Kernel, error) {
 			return nil, err
 		}
 	}
-	return kernelIn(dir)
+	return kernelIn(dir, image)
 }
 
-func writeModulesDep(dir string) error {
-	ix, err := kmod.Scan(dir)
-	if err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, "modules.dep"))
-	if err != nil {
-		return err
-	}
-	if err := ix.WriteDep(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// debianImagePackage resolves the image package the meta package depends on
-// (linux-image-6.1.0-NN-cloud-amd64), from apt's lists.
-func debianImagePackage() (string, error) {
-	out, err := run("", "apt-cache", "depends", "--no-recommends", "--no-suggests", debianMeta)
-	if err != nil {
-		return "", fmt.Errorf("kernel package %s unavailable (run apt-get update?): %w", debianMeta, err)
-	}
-	for _, line := range strings.Split(out, "\n") {
+// imageOf reads `apt-cache depends` of pkg: the linux-image package a meta
+// package depends on, or pkg itself when it depends on none (an image).
+func imageOf(pkg, depends string) string {
+	for _, line := range strings.Split(depends, "\n") {
 		if dep, ok := strings.CutPrefix(strings.TrimSpace(line), "Depends: "); ok && strings.HasPrefix(dep, "linux-image-") {
-			return dep, nil
+			return dep
 		}
 	}
-	return "", fmt.Errorf("kernel package %s unavailable: no linux-image dependency (run apt-get update?)", debianMeta)
+	return pkg
 }
 
-// kernelIn returns the kernel cached at root, complete with modules.dep.
-func kernelIn(root string) (*Kernel, error) {
+// kernelIn returns the kernel cached at root, extracted from package pkg.
+func kernelIn(root, pkg string) (*Kernel, error) {
 	k, err := locate(root)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(k.Modules, "modules.dep")); err != nil {
-		return nil, err
-	}
+	k.Package = pkg
 	return k, nil
 }
 
@@ -150,7 +235,7 @@ func LocalKernel(vmlinuz, modules string) (*Kernel, error) {
 	if _, err := os.Stat(vmlinuz); err != nil {
 		return nil, fmt.Errorf("kernel image: %w", err)
 	}
-	k := &Kernel{Vmlinuz: vmlinuz}
+	k := &Kernel{Name: vmlinuz, Vmlinuz: vmlinuz}
 	if modules != "" {
 		if st, err := os.Stat(modules); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("--modules %s: not a directory (want lib/modules/RELEASE)", modules)

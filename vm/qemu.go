@@ -78,7 +78,7 @@ func Run(ctx context.Context, cfg Config, args []string, stdout, stderr io.Write
 			return 0, devbulk.NotSupported("--accel kvm: KVM cannot run a guest here (%s); use --accel tcg, or leave --accel out to fall back", err)
 		}
 	}
-	cfg.log("accelerator %s, kernel %s, %d CPUs, %d MiB", cfg.Accel, cfg.Kernel.Vmlinuz, cfg.CPUs, cfg.MemMiB)
+	cfg.log("accelerator %s, kernel %s, %d CPUs, %d MiB", cfg.Accel, cfg.Kernel.Describe(), cfg.CPUs, cfg.MemMiB)
 	b, err := boot(ctx, qemu, cfg, args, stderr)
 	if err != nil {
 		return 0, err
@@ -165,10 +165,7 @@ func boot(ctx context.Context, qemu string, cfg Config, args []string, stderr io
 		"-accel", cfg.Accel, "-cpu", cpuModel(cfg.Accel),
 		"-smp", strconv.Itoa(cfg.CPUs), "-m", strconv.Itoa(cfg.MemMiB),
 		"-kernel", cfg.Kernel.Vmlinuz, "-initrd", initrd,
-		"-append", "console=ttyS0 panic=-1 quiet " + devbulk.AccelParam + "=" + cfg.Accel,
-	}
-	if cfg.Progress {
-		qargs[len(qargs)-1] += " " + ProgressParam + "=1"
+		"-append", cmdline(cfg),
 	}
 	for n := 0; n < 4; n++ {
 		qargs = append(qargs, "-serial", "file:"+filepath.Join(dir, fmt.Sprintf("ttyS%d", n)))
@@ -186,16 +183,40 @@ func boot(ctx context.Context, qemu string, cfg Config, args []string, stderr io
 	}
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("%s: %v: %s", qemu, err, strings.TrimSpace(string(out)))
+		return nil, fmt.Errorf("%w: %s: %v: %s", ErrNoBoot, qemu, err, strings.TrimSpace(string(out)))
 	}
-	code, err := os.ReadFile(filepath.Join(dir, "ttyS3"))
-	if err == nil {
-		if b.code, err = strconv.Atoi(strings.TrimSpace(string(code))); err == nil {
-			return b, nil
-		}
+	exit, _ := os.ReadFile(filepath.Join(dir, "ttyS3"))
+	started, code, _ := strings.Cut(string(exit), "\n")
+	if started != startedLine {
+		b.err = fmt.Errorf("%w%s", ErrNoBoot, b.leftovers())
+		return b, nil
 	}
-	b.err = fmt.Errorf("guest stopped without an exit code%s", b.leftovers())
+	if b.code, err = strconv.Atoi(strings.TrimSpace(code)); err != nil {
+		b.err = fmt.Errorf("guest stopped without an exit code%s", b.leftovers())
+	}
 	return b, nil
+}
+
+// ErrNoBoot reports a guest kernel that never started devbulk: qemu could
+// not load it, it panicked at boot, or could not run the initramfs.
+var ErrNoBoot = errors.New("the guest kernel did not boot to devbulk")
+
+// cmdline is the guest kernel's command line: the console, a panic that
+// ends the VM, the accelerator (recorded in every result document), the
+// Debian package the kernel came from, the request for progress lines, and
+// last what the kernel configuration adds.
+func cmdline(cfg Config) string {
+	line := "console=ttyS0 panic=-1 quiet " + devbulk.AccelParam + "=" + cfg.Accel
+	if cfg.Kernel.Package != "" {
+		line += " " + devbulk.PackageParam + "=" + cfg.Kernel.Package
+	}
+	if cfg.Progress {
+		line += " " + ProgressParam + "=1"
+	}
+	if cfg.Kernel.Append != "" {
+		line += " " + cfg.Kernel.Append
+	}
+	return line
 }
 
 // leftovers is what a guest that did not finish wrote: the end of its

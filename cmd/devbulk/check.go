@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 
 	"github.com/devbulk/devbulk"
 
@@ -28,7 +27,8 @@ func checkCommand() *cli.Command {
 		Description: "Without --suite, devbulk's own suite runs (see --print-suite): the focus kinds in a VM on Debian's kernel,\n" +
 			"the host's kinds and the netns scenarios here. Each benchmark is compared with the baseline by the\n" +
 			"Mann-Whitney U test (benchstat's): a regression is slower with p < 0.05 and by more than --threshold.\n" +
-			"--vm-kernel A --vm-kernel B runs the whole suite in the VM on each kernel and compares B with A.\n" +
+			"--vm-kernel A --vm-kernel B [...] (up to 8) runs the whole suite in the VM on each kernel configuration, one boot\n" +
+			"each, and compares each with A in one table, a column per configuration.\n" +
 			"Exit codes as kselftest: 0 pass, 1 a scenario failed or regressed, 4 nothing could run; 2 bad input.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` (JSON; default: devbulk's own)"},
@@ -38,7 +38,9 @@ func checkCommand() *cli.Command {
 			&cli.StringFlag{Name: "results", Usage: "with --baseline: compare the results saved in `FILE` instead of running the suite (two saved runs, two machines)"},
 			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest slowdown of a median that fails the check (0%..1000%); " +
 				"two checks of one kernel on the development machine differed by up to 14% with p < 0.05: measure yours"},
-			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on kernel `K` (debian, or PATH[:MODULES_DIR]); twice (A, B): compare B with A"},
+			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on the kernel configuration `'K [ARGS]'`: K is debian (debian:6.1), debian:6.12, " +
+				"debian:6.1-rt, debian:6.12-rt, a Debian package (linux-image-...) or PATH[:MODULES_DIR]; ARGS go on its command line " +
+				"('debian:6.1 rcu_nocbs=all'); 2 to 8 times: compare each with the first"},
 			formatFlag(checkFormats...), svgFlag, quietFlag,
 		},
 		Action: runCheck,
@@ -70,18 +72,29 @@ func runCheck(c *cli.Context) error {
 		return err
 	}
 	if a.saved != nil {
-		return printCheck(c, a, check.Compare(a.base, a.saved, a.threshold), []*check.Results{a.saved}, nil)
+		return printCheck(c, a, check.Compare(a.base, a.saved, a.threshold), nil)
 	}
-	ch, results, runErr := check.RunAndCompare(c.Context, a.suite, a.kernels, a.base, a.threshold, a.opts)
+	if len(a.kernels) >= 2 {
+		m, runErr := check.RunMatrix(c.Context, a.suite, a.kernels, a.threshold, a.opts)
+		if m == nil {
+			return runErr
+		}
+		return printCheck(c, a, m, runErr)
+	}
+	var kernel *vm.Kernel
+	if len(a.kernels) == 1 {
+		kernel = a.kernels[0]
+	}
+	ch, results, runErr := check.RunAndCompare(c.Context, a.suite, kernel, a.base, a.threshold, a.opts)
 	if runErr == nil && c.String("save") != "" { // interrupted: what finished is printed, not saved
-		if err := saveResults(c.String("save"), results[0]); err != nil {
+		if err := saveResults(c.String("save"), results); err != nil {
 			return err
 		}
 	}
 	if ch == nil {
 		return runErr
 	}
-	return printCheck(c, a, ch, results, runErr)
+	return printCheck(c, a, ch, runErr)
 }
 
 func checkArgsOf(c *cli.Context) (*checkArgs, error) {
@@ -114,14 +127,14 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 		return nil, usagef("--results compares a saved run with --baseline FILE; it goes with neither --vm-kernel nor --save")
 	case a.saved != nil:
 		return a, nil
-	case len(specs) > 2:
-		return nil, usagef("--vm-kernel: at most two, A (the baseline) and B")
-	case len(specs) == 2 && a.base != nil:
-		return nil, usagef("--baseline and two --vm-kernel: the first kernel is the baseline")
-	case len(specs) == 2 && c.String("save") != "":
-		return nil, usagef("--save and two --vm-kernel: save one kernel's results at a time")
+	case len(specs) > check.MaxKernels:
+		return nil, usagef("--vm-kernel: at most %d kernel configurations", check.MaxKernels)
+	case len(specs) >= 2 && a.base != nil:
+		return nil, usagef("--baseline and several --vm-kernel: the first kernel is the reference")
+	case len(specs) >= 2 && c.String("save") != "":
+		return nil, usagef("--save and several --vm-kernel: save one kernel's results at a time")
 	case c.String("svg") != "" && a.base == nil && len(specs) < 2:
-		return nil, usagef("--svg draws the comparison: give --baseline FILE or two --vm-kernel")
+		return nil, usagef("--svg draws the comparison: give --baseline FILE or several --vm-kernel")
 	}
 	for _, spec := range specs {
 		k, err := checkVM(spec)
@@ -144,23 +157,37 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	return a, nil
 }
 
+// outcome is what a check prints: one kernel's comparison (check.Report)
+// or a kernel matrix (check.Matrix).
+type outcome interface {
+	WriteTable(io.Writer) error
+	WriteKTAP(io.Writer) error
+	ExitCode() int
+}
+
 // printCheck prints the comparison and draws it; the exit status is
 // runErr's (an interrupted run), else the check's outcome.
-func printCheck(c *cli.Context, a *checkArgs, ch *check.Report, results []*check.Results, runErr error) error {
-	if err := writeCheck(c, a.format, ch, results); err != nil {
+func printCheck(c *cli.Context, a *checkArgs, o outcome, runErr error) error {
+	if err := writeCheck(c, a.format, o); err != nil {
 		return err
 	}
 	if runErr != nil {
 		return runErr
 	}
-	outcome := checkOutcome(ch)
-	if err := writeSVG(c, func() (*plot.Plot, error) { return charts.Check(ch) }); err != nil {
-		if outcome == nil {
+	status := checkStatus(o.ExitCode())
+	err := writeSVG(c, func() (*plot.Plot, error) {
+		if m, ok := o.(*check.Matrix); ok {
+			return charts.Matrix(m)
+		}
+		return charts.Check(o.(*check.Report))
+	})
+	if err != nil {
+		if status == nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "devbulk: %v\n", err) // the check's own outcome decides the exit code
 	}
-	return outcome
+	return status
 }
 
 // readResults reads the results file a flag names, if given.
@@ -181,48 +208,43 @@ func readResults(c *cli.Context, flag string) (*check.Results, error) {
 	return r, nil
 }
 
-// checkVM finds the VM kernel for spec: an error that says qemu is
-// missing (exit 4), or that the kernel is not there (exit 2).
+// checkVM finds the VM kernel for spec (see vm.Find): an error that says
+// qemu is missing (exit 4), or that the kernel is not there (exit 2).
 func checkVM(spec string) (*vm.Kernel, error) {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		return nil, vm.ErrNoQemu
 	}
-	path, modules, _ := strings.Cut(spec, ":")
-	k, err := guestKernel(path, modules)
-	if err != nil {
-		if path == "debian" {
-			return nil, err
-		}
-		return nil, usage(err)
-	}
-	return k, nil
+	return findKernel(spec)
 }
 
 func saveResults(path string, r *check.Results) error {
 	return writeFile(path, func(w io.Writer) error { return writeJSON(w, r) })
 }
 
-// writeCheck prints the check; in the benchstat format, its results: two
-// kernels' with a kernel: configuration key each, so that benchstat can
+// writeCheck prints the check; in the benchstat format, its results: a
+// matrix's with a kernel: configuration key each, so that benchstat can
 // tell them apart in one file (-col kernel).
-func writeCheck(c *cli.Context, format string, ch *check.Report, results []*check.Results) error {
+func writeCheck(c *cli.Context, format string, o outcome) error {
 	w := c.App.Writer
 	switch format {
 	case "json":
-		return writeJSON(w, ch)
+		return writeJSON(w, o)
 	case "ktap":
-		return ch.WriteKTAP(w)
+		return o.WriteKTAP(w)
 	case "benchstat":
-		return check.WriteBenchstat(w, len(results) > 1, results...)
+		if m, ok := o.(*check.Matrix); ok {
+			return check.WriteBenchstat(w, true, m.Results()...)
+		}
+		return check.WriteBenchstat(w, false, o.(*check.Report).Current)
 	}
-	return ch.WriteTable(w)
+	return o.WriteTable(w)
 }
 
 // errCheckFailed ends a check that found a failure; the output said which.
 var errCheckFailed = errors.New("check failed: a scenario failed or regressed (see the output)")
 
-func checkOutcome(ch *check.Report) error {
-	switch ch.ExitCode() {
+func checkStatus(code int) error {
+	switch code {
 	case check.ExitFail:
 		return &exitError{exitFailed, errCheckFailed}
 	case check.ExitSkip:

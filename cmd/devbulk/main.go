@@ -66,6 +66,8 @@ func newApp() *cli.App {
 		},
 		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 		ExitErrHandler: func(*cli.Context, error) {},
+		// A kernel configuration's command line may hold commas (rcu_nocbs=0,1).
+		DisableSliceFlagSeparator: true,
 	}
 }
 

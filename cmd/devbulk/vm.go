@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -16,96 +17,136 @@ import (
 func vmCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "vm",
-		Usage:     "run devbulk inside a small VM on another kernel (by default Debian's cloud kernel, which has dummy, vlan, ipip and gre)",
+		Usage:     "run devbulk inside a small VM on other kernels (by default Debian's cloud kernel, which has dummy, vlan, ipip and gre)",
 		ArgsUsage: "-- DEVBULK-ARGS...",
 		Description: "Boots the kernel under qemu with an initramfs holding this devbulk as init, busybox, iproute2's ip and the\n" +
 			"modules of every kind; the guest's stdout, stderr and exit code become devbulk vm's. KVM is used when a\n" +
-			"probe boot works, TCG otherwise: under TCG compare ratios, not absolute times.",
+			"probe boot works, TCG otherwise: under TCG compare ratios, not absolute times. Several --kernel run one\n" +
+			"after the other; one that does not boot is reported, and the others still run.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "kernel", Value: "debian", Usage: "`debian` (apt's linux-image-cloud-amd64, cached) or the path of a kernel image (arch/x86/boot/bzImage)"},
-			&cli.StringFlag{Name: "modules", Usage: "with a kernel path: its module `DIR` (lib/modules/RELEASE, with modules.dep)"},
+			&cli.StringSliceFlag{Name: "kernel", Value: cli.NewStringSlice("debian"), Usage: "`K [ARGS]`: debian (debian:6.1), debian:6.12, debian:6.1-rt, " +
+				"debian:6.12-rt, a Debian package (linux-image-6.1.0-47-cloud-amd64), or the path of a kernel image (arch/x86/boot/bzImage); " +
+				"ARGS go on its command line ('debian:6.1 rcu_nocbs=all'); repeat for several kernels"},
+			&cli.StringFlag{Name: "modules", Usage: "with one kernel path: its module `DIR` (lib/modules/RELEASE)"},
+			&cli.StringFlag{Name: "append", Usage: "add `ARGS` to every guest kernel's command line (rcu_nocbs=all, preempt=full, ...)"},
 			&cli.IntFlag{Name: "cpus", Value: 2, Usage: "guest CPUs (1..64)"},
 			&cli.IntFlag{Name: "mem", Value: 1024, Usage: "guest memory in MiB (256..65536)"},
 			&cli.StringFlag{Name: "accel", Usage: "kvm or tcg (default: kvm when a probe boot works)"},
-			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Minute, Usage: "give up on the guest after this long"},
+			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Minute, Usage: "give up on a guest after this long"},
 		},
 		Action: vmAction,
 	}
 }
 
 func vmAction(c *cli.Context) error {
-	cfg, err := vmConfigOf(c)
+	cfg, kernels, err := vmConfigOf(c)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
-	defer cancel()
-	code, err := vm.Run(ctx, cfg, c.Args().Slice(), c.App.Writer, c.App.ErrWriter)
-	if err != nil {
-		return err
+	var failed []string
+	worst := 0
+	for _, k := range kernels {
+		cfg.Kernel = k
+		ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+		code, err := vm.Run(ctx, cfg, c.Args().Slice(), c.App.Writer, c.App.ErrWriter)
+		cancel()
+		switch {
+		case c.Context.Err() != nil:
+			return c.Context.Err()
+		case err != nil && len(kernels) == 1:
+			return err
+		case err != nil:
+			fmt.Fprintf(c.App.ErrWriter, "devbulk vm: kernel %s: %v\n", k.Label(), err)
+			failed = append(failed, k.Label())
+		case code != 0:
+			worst = max(worst, code)
+		}
 	}
-	if code != 0 {
-		return &exitError{code: code, err: errSilent}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d kernels did not run: %s", len(failed), len(kernels), strings.Join(failed, "; "))
+	}
+	if worst != 0 {
+		return &exitError{code: worst, err: errSilent}
 	}
 	return nil
 }
 
-// vmConfigOf reads vm's flags and finds the guest kernel.
-func vmConfigOf(c *cli.Context) (vm.Config, error) {
+// vmConfigOf reads vm's flags and finds the guest kernels.
+func vmConfigOf(c *cli.Context) (vm.Config, []*vm.Kernel, error) {
 	var cfg vm.Config
 	if c.Args().Len() == 0 {
-		return cfg, usagef("devbulk vm needs the devbulk command to run in the guest, after --: devbulk vm -- bench --kind dummy")
+		return cfg, nil, usagef("devbulk vm needs the devbulk command to run in the guest, after --: devbulk vm -- bench --kind dummy")
 	}
 	if n := c.Int("cpus"); n < 1 || n > 64 {
-		return cfg, usagef("--cpus %d out of range: 1..64", n)
+		return cfg, nil, usagef("--cpus %d out of range: 1..64", n)
 	}
 	if m := c.Int("mem"); m < 256 || m > 65536 {
-		return cfg, usagef("--mem %d out of range: 256..65536 MiB", m)
+		return cfg, nil, usagef("--mem %d out of range: 256..65536 MiB", m)
 	}
 	switch c.String("accel") {
 	case "", "kvm", "tcg":
 	default:
-		return cfg, usagef("--accel %q: valid are kvm and tcg", c.String("accel"))
+		return cfg, nil, usagef("--accel %q: valid are kvm and tcg", c.String("accel"))
 	}
 	if c.Duration("timeout") <= 0 {
-		return cfg, usagef("--timeout %s out of range: a positive duration, as in 30m", c.Duration("timeout"))
+		return cfg, nil, usagef("--timeout %s out of range: a positive duration, as in 30m", c.Duration("timeout"))
 	}
-	if c.String("modules") != "" && c.String("kernel") == "debian" {
-		return cfg, usagef("--modules goes with --kernel PATH (the Debian kernel brings its own)")
+	specs := c.StringSlice("kernel")
+	if len(specs) > maxKernels {
+		return cfg, nil, usagef("--kernel: at most %d kernels", maxKernels)
 	}
-	k, err := guestKernel(c.String("kernel"), c.String("modules"))
-	if err != nil {
-		return cfg, err
+	var kernels []*vm.Kernel
+	for _, spec := range specs {
+		k, err := findKernel(spec)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("--kernel %s: %w", spec, err)
+		}
+		k.Append = strings.TrimSpace(k.Append + " " + c.String("append"))
+		kernels = append(kernels, k)
+	}
+	if dir := c.String("modules"); dir != "" {
+		if len(kernels) != 1 || kernels[0].Package != "" {
+			return cfg, nil, usagef("--modules goes with one --kernel PATH (a Debian kernel brings its own)")
+		}
+		k, err := vm.LocalKernel(kernels[0].Vmlinuz, dir)
+		if err != nil {
+			return cfg, nil, usage(err)
+		}
+		k.Name, k.Append = kernels[0].Name, kernels[0].Append
+		kernels[0] = k
 	}
 	var modules []string
 	for _, kind := range devices.All() {
 		modules = append(modules, kind.Module)
 	}
-	cfg = vm.Config{Kernel: k, Modules: modules, CPUs: c.Int("cpus"), MemMiB: c.Int("mem"), Accel: c.String("accel"),
-		// Always, not only on a terminal: which accelerator ran (and why
-		// not KVM) belongs beside every figure the guest prints.
+	cfg = vm.Config{Modules: modules, CPUs: c.Int("cpus"), MemMiB: c.Int("mem"), Accel: c.String("accel"),
+		// Always, not only on a terminal: which accelerator and kernel ran
+		// (and why not KVM) belongs beside every figure the guest prints.
 		Log:      func(s string) { fmt.Fprintf(c.App.ErrWriter, "devbulk vm: %s\n", s) },
 		Progress: isTerminal(2), // the guest's progress, as lines, while it runs
 	}
-	return cfg, nil
+	return cfg, kernels, nil
 }
+
+// maxKernels bounds the kernels of one vm or check run.
+const maxKernels = 8
 
 // errSilent is an exit status whose message was already printed (by the guest).
 var errSilent = errors.New("")
 
-func guestKernel(kernel, modules string) (*vm.Kernel, error) {
-	if kernel != "debian" {
-		k, err := vm.LocalKernel(kernel, modules)
-		if err != nil {
-			return nil, usage(err) // a kernel path that is not one
-		}
-		return k, nil
-	}
+// findKernel finds the kernel configuration spec names (vm.Find): a spec
+// that names nothing is a usage error (exit 2); a kernel that could not be
+// fetched is not.
+func findKernel(spec string) (*vm.Kernel, error) {
 	dir, err := vm.DefaultCache()
 	if err != nil {
 		return nil, err
 	}
-	return vm.DebianKernel(dir)
+	k, err := vm.Find(spec, dir)
+	if errors.Is(err, vm.ErrBadSpec) {
+		return nil, usage(err)
+	}
+	return k, err
 }
 
 // runGuest is main for devbulk as a VM's init: run the arguments the host

@@ -1,0 +1,320 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/devbulk/devbulk/internal/result"
+
+	"github.com/devbulk/devbulk/vm"
+)
+
+// MaxKernels bounds the kernel configurations of one matrix.
+const MaxKernels = 8
+
+// Matrix is one suite run on several kernel configurations, one boot
+// each, in order, and every configuration compared with the first.
+type Matrix struct {
+	Threshold float64  `json:"threshold_pct"`
+	Columns   []Column `json:"kernels"`
+}
+
+// Column is one kernel configuration of a matrix.
+type Column struct {
+	// Label names the configuration: the kernel as it was asked for and
+	// what its command line got ("debian:6.1 rcu_nocbs=all"); Package is
+	// the Debian package the kernel came from.
+	Label   string `json:"label"`
+	Package string `json:"package,omitempty"`
+	// Skip says why the configuration has no results: its kernel did not
+	// boot, or could run none of the scenarios.
+	Skip    string   `json:"skip,omitempty"`
+	Results *Results `json:"results,omitempty"`
+	// Scenarios compare this configuration with the first (the first's
+	// hold its own summaries); Against is the same as a Report.
+	Scenarios []ScenarioComparison `json:"scenarios,omitempty"`
+	Against   *Report              `json:"-"`
+}
+
+// RunMatrix runs the whole suite in the VM on each kernel in turn (2 to
+// MaxKernels) and compares each with the first. A kernel that does not
+// boot, or lacks what a scenario needs, is skipped with the reason in its
+// column, and the others still run. When ctx ends it stops and returns the
+// columns that finished with ctx's error.
+func RunMatrix(ctx context.Context, s *Suite, kernels []*vm.Kernel, thresholdPct float64, o RunOptions) (*Matrix, error) {
+	if len(kernels) < 2 || len(kernels) > MaxKernels {
+		return nil, errors.New("a matrix compares 2 to 8 kernel configurations")
+	}
+	m := &Matrix{Threshold: thresholdPct}
+	o.AllInVM, o.SkipUnbootable = true, true
+	for _, k := range kernels {
+		o.VM = k
+		r, err := Run(ctx, s, o)
+		if err != nil {
+			break
+		}
+		col := Column{Label: k.Label(), Package: k.Package, Results: r}
+		r.Meta.Label = col.Label
+		if why := allSkipped(r); why != "" {
+			col.Skip, col.Results = why, nil
+		}
+		m.Columns = append(m.Columns, col)
+	}
+	m.compare()
+	return m, ctx.Err()
+}
+
+// allSkipped is the reason every scenario of r was skipped for, "" when
+// one was not.
+func allSkipped(r *Results) string {
+	why := ""
+	for _, sc := range r.Scenarios {
+		if sc.Skip == "" {
+			return ""
+		}
+		why = sc.Skip
+	}
+	return why
+}
+
+// UnmarshalJSON reads a matrix document (check --format json with several
+// kernels) and compares its columns again.
+func (m *Matrix) UnmarshalJSON(b []byte) error {
+	type plain Matrix
+	if err := json.Unmarshal(b, (*plain)(m)); err != nil {
+		return err
+	}
+	m.compare()
+	return nil
+}
+
+// compare compares every column with the first that has results.
+func (m *Matrix) compare() {
+	var first *Results
+	for i := range m.Columns {
+		c := &m.Columns[i]
+		if c.Results == nil {
+			continue
+		}
+		c.Against = Compare(first, c.Results, m.Threshold)
+		c.Scenarios = c.Against.Scenarios
+		if first == nil {
+			first = c.Results
+		}
+	}
+}
+
+// Failed reports whether a configuration failed a scenario, or regressed
+// against the first.
+func (m *Matrix) Failed() bool {
+	for _, c := range m.Columns {
+		if c.Against != nil && c.Against.Failed() {
+			return true
+		}
+	}
+	return false
+}
+
+// ExitCode is the kselftest exit status of the matrix: 1 when a
+// configuration failed or regressed, 4 when none could run, else 0.
+func (m *Matrix) ExitCode() int {
+	ran := false
+	for _, c := range m.Columns {
+		ran = ran || (c.Against != nil && !c.Against.AllSkipped())
+	}
+	switch {
+	case m.Failed():
+		return ExitFail
+	case !ran:
+		return ExitSkip
+	}
+	return ExitPass
+}
+
+// Results are the results of the configurations that ran, in order.
+func (m *Matrix) Results() []*Results {
+	var out []*Results
+	for _, c := range m.Columns {
+		if c.Results != nil {
+			out = append(out, c.Results)
+		}
+	}
+	return out
+}
+
+// letter names column i in tables: A, B, C...
+func letter(i int) string { return string(rune('A' + i)) }
+
+// WriteTable prints the matrix for people: the configurations, then a row
+// per benchmark with a column per configuration: the first's median and
+// its interval, the others' medians and their change against the first
+// with its 95% interval, and a mark where significant beyond the threshold.
+func (m *Matrix) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "devbulk check: %d kernel configurations, one boot each, each against A; threshold %g%%\n", len(m.Columns), m.Threshold)
+	for i, c := range m.Columns {
+		switch {
+		case c.Skip != "":
+			fmt.Fprintf(w, "  %s  %s  SKIP: %s\n", letter(i), c.Label, firstLine(c.Skip))
+		default:
+			fmt.Fprintf(w, "  %s  %s  %s  %s", letter(i), c.Label, c.Results.Meta.Machine(), c.Results.Meta.CPUModel)
+			if c.Package != "" {
+				fmt.Fprintf(w, "  (%s)", c.Package)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "scenario\tbenchmark")
+	for i := range m.Columns {
+		fmt.Fprintf(tw, "\t%s", letter(i))
+	}
+	fmt.Fprintln(tw)
+	for _, row := range m.rows() {
+		fmt.Fprintf(tw, "%s\t%s", row.scenario, row.benchmark)
+		for i, c := range m.Columns {
+			fmt.Fprintf(tw, "\t%s", m.cell(i, c, row))
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nper device (or namespace; Drain: per run). A: median ±95%% interval (n). The others: median, change against A "+
+		"[its 95%% interval], ~ no significant difference (Mann-Whitney U, p ≥ 0.05), ▲ slower / ▼ faster significantly and by more "+
+		"than the threshold.\n")
+	return err
+}
+
+// row is one benchmark of a scenario, or a scenario with no benchmark to
+// show (skipped or failed everywhere).
+type row struct{ scenario, benchmark string }
+
+// rows are the scenarios and benchmarks of every column, in first-seen
+// order.
+func (m *Matrix) rows() []row {
+	var out []row
+	seen := map[row]bool{}
+	add := func(r row) {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	benchmarks := map[string]bool{} // scenarios with a benchmark in some column
+	for _, c := range m.Columns {
+		for _, s := range c.Scenarios {
+			for _, cmp := range s.Comparisons {
+				benchmarks[s.Name] = true
+				add(row{s.Name, cmp.Benchmark})
+			}
+		}
+	}
+	for _, c := range m.Columns {
+		for _, s := range c.Scenarios {
+			if !benchmarks[s.Name] {
+				add(row{s.Name, "-"})
+			}
+		}
+	}
+	return out
+}
+
+func (m *Matrix) cell(i int, c Column, r row) string {
+	if c.Skip != "" {
+		return "skipped"
+	}
+	for _, s := range c.Scenarios {
+		if s.Name != r.scenario {
+			continue
+		}
+		switch {
+		case s.Skip != "":
+			return "SKIP: " + firstLine(s.Skip)
+		case s.Error != "" && r.benchmark == "-":
+			return "FAILED: " + firstLine(s.Error)
+		}
+		for _, cmp := range s.Comparisons {
+			if cmp.Benchmark == r.benchmark {
+				return compareCell(cmp)
+			}
+		}
+	}
+	return "-"
+}
+
+// compareCell is one benchmark of a column: the first column's summary,
+// or a median with its change against the first.
+func compareCell(cmp Comparison) string {
+	switch {
+	case cmp.Cur == nil:
+		return cmp.Verdict // missing
+	case cmp.Base == nil:
+		return cell(cmp.Cur)
+	}
+	format := "%s %+.0f%%"
+	if math.Abs(cmp.DeltaPct) < 10 {
+		format = "%s %+.1f%%"
+	}
+	s := fmt.Sprintf(format, result.FormatNS(int64(cmp.Cur.Median)), cmp.DeltaPct)
+	if len(cmp.DeltaCI95) == 2 {
+		s += fmt.Sprintf(" [%+.0f..%+.0f]", cmp.DeltaCI95[0], cmp.DeltaCI95[1])
+	}
+	switch {
+	case cmp.Verdict == Regression:
+		s += " ▲"
+	case cmp.Verdict == Improvement:
+		s += " ▼"
+	case cmp.P >= cmp.Alpha:
+		s += " ~"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+// WriteKTAP prints the matrix as KTAP version 1: one test per
+// configuration, each with a subtest per scenario (the first's on their
+// own, the others against the first).
+func (m *Matrix) WriteKTAP(w io.Writer) error {
+	fmt.Fprintln(w, "KTAP version 1")
+	suite := ""
+	if rs := m.Results(); len(rs) > 0 {
+		suite = rs[0].Meta.Suite
+	}
+	fmt.Fprintf(w, "# devbulk suite=%s kernels=%d threshold_pct=%g\n", suite, len(m.Columns), m.Threshold)
+	fmt.Fprintf(w, "1..%d\n", len(m.Columns))
+	for i, c := range m.Columns {
+		name := letter(i) + " " + c.Label
+		if c.Skip != "" {
+			fmt.Fprintf(w, "ok %d %s # SKIP %s\n", i+1, name, oneLine(firstLine(c.Skip)))
+			continue
+		}
+		meta := c.Results.Meta
+		fmt.Fprintln(w, "  KTAP version 1")
+		fmt.Fprintf(w, "  # Subtest: %s\n", name)
+		fmt.Fprintf(w, "  # kernel=%s package=%s cpus=%d mem_kib=%d accel=%s cmdline=%q\n", meta.Kernel, orNone(c.Package),
+			meta.CPUs, meta.MemKiB, orNone(meta.Accel), meta.Cmdline)
+		if err := c.Against.writeKTAPTests(w, "  "); err != nil {
+			return err
+		}
+		switch {
+		case c.Against.Failed():
+			fmt.Fprintf(w, "not ok %d %s\n", i+1, name)
+		case c.Against.AllSkipped():
+			fmt.Fprintf(w, "ok %d %s # SKIP no scenario could run\n", i+1, name)
+		default:
+			fmt.Fprintf(w, "ok %d %s\n", i+1, name)
+		}
+	}
+	return nil
+}

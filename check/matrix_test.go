@@ -1,0 +1,145 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// matrixFixture is three configurations and a fourth that did not boot:
+// A the reference, B a clear regression of the group delete, C the same
+// kernel as A with rcu_nocbs=all and within noise, D skipped.
+func matrixFixture() *Matrix {
+	a := results("6.1.0", Scenario{Name: "dummy", Lines: lines(group, 300, 310, 305, 298, 302, 307)},
+		Scenario{Name: "vlan", Lines: lines(group, 300, 310, 305, 298, 302, 307)})
+	b := results("6.12.0", Scenario{Name: "dummy", Lines: lines(group, 450, 460, 455, 470, 452, 449)},
+		Scenario{Name: "vlan", Skip: "this kernel cannot create vlan"})
+	c := results("6.1.0", Scenario{Name: "dummy", Lines: lines(group, 296, 312, 301, 309, 299, 304)},
+		Scenario{Name: "vlan", Lines: lines(group, 296, 312, 301, 309, 299, 304)})
+	m := &Matrix{Threshold: 25, Columns: []Column{
+		{Label: "debian:6.1", Package: "linux-image-6.1.0-57-cloud-amd64", Results: a},
+		{Label: "debian:6.12", Package: "linux-image-6.12.118+deb12-cloud-amd64", Results: b},
+		{Label: "debian:6.1 rcu_nocbs=all", Package: "linux-image-6.1.0-57-cloud-amd64", Results: c},
+		{Label: "debian:6.12-rt", Skip: "VM on debian:6.12-rt: the guest kernel did not boot to devbulk; its console ends:\n..."},
+	}}
+	for i := range m.Columns {
+		if r := m.Columns[i].Results; r != nil {
+			r.Meta.Label = m.Columns[i].Label
+		}
+	}
+	m.compare()
+	return m
+}
+
+// One row per benchmark, a column per configuration: A's median, the
+// others' change against A with its interval and a mark where significant
+// beyond the threshold; a skip in its column, and the exit status of a
+// regression.
+func TestMatrixTable(t *testing.T) {
+	m := matrixFixture()
+	var b bytes.Buffer
+	if err := m.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^scenario\s+benchmark\s+A\s+B\s+C\s+D$`),
+		regexp.MustCompile(`(?m)^  D  debian:6\.12-rt  SKIP: VM on debian:6\.12-rt: the guest kernel did not boot to devbulk; its console ends:$`),
+		regexp.MustCompile(`(?m)^dummy\s+Delete/kind=dummy/strategy=group/n=1000\s+0\.303µs ±2% \(6\)\s+0\.453µs \+49% \[\+47\.\.\+53\] ▲\s+0\.302µs -0\.3% \[-3\.\.\+2\] ~\s+skipped$`),
+		regexp.MustCompile(`(?m)^vlan\s+Delete/kind=dummy/strategy=group/n=1000\s+0\.303µs ±2% \(6\)\s+SKIP: this kernel cannot create vlan\s+0\.302µs -0\.3% \[-3\.\.\+2\] ~\s+skipped$`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("no match for %s in\n%s", want, out)
+		}
+	}
+	if m.ExitCode() != ExitFail {
+		t.Errorf("exit %d with a regression in B", m.ExitCode())
+	}
+	// Read back from its JSON document, the matrix compares the same.
+	doc, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again Matrix
+	if err := json.Unmarshal(doc, &again); err != nil {
+		t.Fatal(err)
+	}
+	var b2 bytes.Buffer
+	if err := again.WriteTable(&b2); err != nil || b2.String() != out {
+		t.Errorf("the JSON document reads back as another table (%v):\n%s", err, b2.String())
+	}
+}
+
+// The matrix's KTAP is a test per configuration with a subtest per
+// scenario, as the kernel's own parser reads it: A passes, B fails on its
+// regression (its vlan skipped), C passes, D is skipped.
+func TestMatrixKTAPThroughKunitParser(t *testing.T) {
+	kunit := os.Getenv("DEVBULK_KUNIT")
+	if kunit == "" {
+		t.Skip("the kernel's KTAP parser is not installed: tests/run-all.sh installs it (DEVBULK_KUNIT=path/to/kunit.py)")
+	}
+	var b bytes.Buffer
+	if err := matrixFixture().WriteKTAP(&b); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "matrix.ktap"), filepath.Join(dir, "kunit.json")
+	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := exec.Command("python3", kunit, "parse", "--json="+out, in).CombinedOutput()
+	if !strings.Contains(string(text), "Ran 7 tests: passed: 4, failed: 1, skipped: 2\n") {
+		t.Errorf("kunit.py's summary:\n%s\nfrom\n%s", text, b.String())
+	}
+	doc, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("kunit.py wrote no JSON: %v\n%s", err, text)
+	}
+	type test struct{ Name, Status string }
+	var parsed struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Cases []test `json:"test_cases"`
+		} `json:"sub_groups"`
+		Cases []test `json:"test_cases"`
+	}
+	if err := json.Unmarshal(doc, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(parsed.Cases)
+	for _, g := range parsed.Groups {
+		got += fmt.Sprintf(" %s%v", g.Name, g.Cases)
+	}
+	want := "[{D debian:6.12-rt SKIP}] A debian:6.1[{dummy PASS} {vlan PASS}] B debian:6.12[{dummy FAIL} {vlan SKIP}] C debian:6.1 rcu_nocbs=all[{dummy PASS} {vlan PASS}]"
+	if got != want {
+		t.Errorf("kunit.py read %s\nwant %s", got, want)
+	}
+}
+
+// Three configurations in one benchstat stream, each with its label as the
+// kernel key: two of them share a release, and benchstat -col kernel still
+// gives each its own column.
+func TestMatrixBenchstat(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteBenchstat(&b, true, matrixFixture().Results()...); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "matrix.txt")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "tool", "benchstat", "-col", "kernel", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat -col kernel: %v\n%s", err, out)
+	}
+	header := regexp.MustCompile(`(?m)^\s+│\s+debian:6\.1\s+│\s+debian:6\.12\s+│\s+debian:6\.1 rcu_nocbs=all\s+│`)
+	if !header.Match(out) {
+		t.Errorf("benchstat -col kernel did not give each configuration a column:\n%s\n%s", out, b.String())
+	}
+}
