@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/devbulk/devbulk/internal/result"
+	"github.com/devbulk/devbulk/kprofile"
 
 	"github.com/devbulk/devbulk/nlbatch"
 )
@@ -58,6 +59,11 @@ type Phase struct {
 	// unregister batches ("unregister_batches") during the phase,
 	// system-wide (the netns cleanup worker included).
 	RCU map[string]int `json:"rcu_calls,omitempty"`
+	// Profile (--profile) is where the phase's time went in the kernel, by
+	// function, the largest first (see package kprofile); UnattributedNS is
+	// the wall time it does not account for.
+	Profile        []kprofile.Entry `json:"profile,omitempty"`
+	UnattributedNS int64            `json:"unattributed_ns,omitempty"`
 	// Errors holds the first distinct errors, with the kernel's text.
 	Errors []string `json:"errors,omitempty"`
 

@@ -11,6 +11,7 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
+	"github.com/devbulk/devbulk/kprofile"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/rcutrace"
 )
@@ -38,6 +39,10 @@ type Options struct {
 	// phase (see package rcutrace); where the kernel cannot, Run fails
 	// with devbulk.ErrNotSupported before it starts.
 	TraceRCU bool
+	// Profile breaks each delete phase's time down by kernel function (see
+	// package kprofile); where the kernel cannot trace, Run fails with an
+	// error that matches devbulk.ErrNotSupported.
+	Profile bool
 	// Progress, when set, receives one line per step.
 	Progress func(string)
 	// Counter, when set, makes a counter for a phase of total steps that
@@ -45,7 +50,8 @@ type Options struct {
 	// reports the steps done to the returned function.
 	Counter func(label string, total int) func(done int)
 
-	rcu *rcutrace.Counter
+	rcu  *rcutrace.Counter
+	prof *kprofile.Profiler
 }
 
 // Prefix is the name prefix of bench links (their namespace is devbulk's own).
@@ -66,6 +72,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		defer c.Close()
 		o.rcu = c
+	}
+	if o.Profile {
+		p, err := kprofile.New(kprofile.Unregister, 4*slices.Max(o.Counts))
+		if err != nil {
+			return r, fmt.Errorf("--profile: %w", err)
+		}
+		o.prof = p
 	}
 	// Side by side, never one after the other: each repetition runs every
 	// delete strategy (and, with Compare, both tools) once, and the order
@@ -201,11 +214,6 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 	}
 	st.set.Links, st.links = found, nil // the set has what the delete needs; 100 000 planned links are ~12 MB
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
-	if o.rcu != nil {
-		if err := o.rcu.Reset(); err != nil {
-			return c, err
-		}
-	}
 	if d == batch.DeleteModule {
 		// Whatever happens below, leave the module loaded as it was.
 		unloaded := o.Kind
@@ -228,9 +236,30 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 			bar(done)
 		}
 	}
+	// The RCU counts go inside the profile's bounds: switching the tracer
+	// on and off waits for RCU itself.
+	if o.prof != nil {
+		if err := o.prof.Start(); err != nil {
+			return c, err
+		}
+	}
+	if o.rcu != nil {
+		if err := o.rcu.Reset(); err != nil {
+			return c, err
+		}
+	}
 	c.Delete, err = batch.Delete(ctx, t, st.set, d, do)
 	if o.rcu != nil && err == nil {
 		c.Delete.RCU, err = o.rcu.Read()
+	}
+	if o.prof != nil {
+		pr, perr := o.prof.Stop(c.Delete.WallNS, c.Delete.Devices)
+		if err == nil && perr != nil {
+			err = fmt.Errorf("--profile: %w", perr)
+		}
+		if pr != nil {
+			c.Delete.Profile, c.Delete.UnattributedNS = pr.Entries, pr.UnattributedNS
+		}
 	}
 	return c, err
 }

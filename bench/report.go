@@ -99,6 +99,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if hasNetns(r) {
 		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", batch.FreedMethod)
 	}
+	if err := r.writeProfiles(w); err != nil {
+		return err
+	}
 	if err := r.writeComparisons(w); err != nil {
 		return err
 	}

@@ -380,6 +380,9 @@ func FromDocument(b []byte) (*plot.Plot, error) {
 		if err := dec(&r); err != nil {
 			return nil, err
 		}
+		if len(r.Profiles()) > 0 {
+			return Profile(&r)
+		}
 		return Bench(&r)
 	}
 	return nil, errors.New("not a devbulk result document (bench --json, netns --json, check --baseline --format json or check with several --vm-kernel --format json)")

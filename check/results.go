@@ -134,6 +134,14 @@ func BenchLines(r *bench.Report) []Line {
 			name := fmt.Sprintf("%s/kind=%s/strategy=%s/n=%d", title(p.Name), r.Kind, nameValue(strategy), c.Count)
 			out = append(out, Line{Name: name, Iters: p.Devices, Values: []Value{
 				{float64(p.WallNS) / float64(p.Devices), UnitNsPerOp}, {p.DevicesPerSec, UnitDevPerSec}}})
+			// The profile's components, per device, so that a check
+			// compares where the time goes across kernels too: all of
+			// them (a dozen or two), so that every repetition has the
+			// same benchmarks whatever their order.
+			for _, e := range p.Profile {
+				out = append(out, Line{Name: fmt.Sprintf("Profile/kind=%s/strategy=%s/n=%d/fn=%s", r.Kind, nameValue(strategy), c.Count, nameValue(e.Function)),
+					Iters: p.Devices, Values: []Value{{float64(e.TotalNS) / float64(p.Devices), UnitNsPerOp}}})
+			}
 		}
 	}
 	return out

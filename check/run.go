@@ -157,7 +157,7 @@ func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, erro
 				r, err = netnsbench.Churn(ctx, o)
 			}
 		case "sequential":
-			r, err = netnsbench.Sequential(ctx, n.Count)
+			r, err = netnsbench.Sequential(ctx, netnsbench.SequentialOptions{Count: n.Count})
 		case "create":
 			o := n.create()
 			o.Counter, o.MountDir = ro.Counter, ro.MountDir

@@ -48,6 +48,9 @@ type BenchSpec struct {
 	Create string   `json:"create,omitempty"` // default pipelined
 	Delete []string `json:"delete"`
 	Up     bool     `json:"up,omitempty"`
+	// Profile breaks each delete phase down by kernel function (bench
+	// --profile): the largest components become benchmarks of their own.
+	Profile bool `json:"profile,omitempty"`
 }
 
 // NetnsSpec is one of the `devbulk netns` scenarios.
@@ -135,7 +138,7 @@ func (b *BenchSpec) options() (bench.Options, error) {
 	if err := k.Validate(devices.Options{Count: b.Count, Prefix: bench.Prefix, Up: b.Up}); err != nil {
 		return bench.Options{}, err
 	}
-	o := bench.Options{Kind: k, Counts: []int{b.Count}, Repeat: 1, Up: b.Up}
+	o := bench.Options{Kind: k, Counts: []int{b.Count}, Repeat: 1, Up: b.Up, Profile: b.Profile}
 	if b.Create == "" {
 		b.Create = "pipelined"
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/internal/netnsstat"
 	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/kprofile"
 )
 
 // MaxNamespaces bounds the namespaces of one run in all (the classic churn
@@ -33,6 +34,9 @@ type ChurnOptions struct {
 	Payload            Payload
 	// Repeat is the number of rounds (default 1).
 	Repeat int
+	// Profile breaks the cleanup worker's time down by pernet exit handler
+	// (see kprofile), each run's.
+	Profile bool
 	// CompareExec runs, in every round, the classic shell form as well:
 	// each iteration `unshare -n sh -c 'ip link set lo up'` (lo-up only).
 	// The two modes alternate which goes first, round by round.
@@ -96,6 +100,12 @@ type Run struct {
 	// PeakSlabBytes is PeakObjects times the slab size of one struct net:
 	// the struct itself, not the per-namespace memory hanging off it.
 	PeakSlabBytes int64 `json:"peak_slab_bytes"`
+	// Profile (--profile) is the cleanup worker's time by function, the
+	// largest first: the pernet exit handlers, the RCU waits, the device
+	// unregistering (see kprofile); shares are of WorkerNS, the time in
+	// cleanup_net, and per_device_ns is per namespace.
+	Profile  []kprofile.Entry `json:"profile,omitempty"`
+	WorkerNS int64            `json:"worker_ns,omitempty"`
 	// Rate (create only) is the creation rate curve, a point every step.
 	Rate   []RatePoint `json:"rate,omitempty"`
 	Series []Sample    `json:"series"`
@@ -205,6 +215,10 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 		}
 		defer parent.Close()
 	}
+	prof, err := newProfiler(o.Profile, o.Workers*o.PerWorker)
+	if err != nil {
+		return nil, err
+	}
 	r := &Report{Header: devbulk.NewHeader(), Scenario: "churn"}
 	modes := []bool{false}
 	if o.CompareExec {
@@ -216,7 +230,7 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 			if round%2 == 0 {
 				exec = modes[len(modes)-1-i]
 			}
-			run, err := churnOnce(ctx, o, exec, parent)
+			run, err := churnOnce(ctx, o, exec, parent, prof)
 			run.Round = round
 			r.Runs = append(r.Runs, run)
 			if err != nil {
@@ -231,7 +245,7 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 }
 
 // churnOnce is one measured run of the workers, in one mode.
-func churnOnce(ctx context.Context, o ChurnOptions, exec bool, parent netns.NsHandle) (Run, error) {
+func churnOnce(ctx context.Context, o ChurnOptions, exec bool, parent netns.NsHandle, prof *kprofile.Profiler) (Run, error) {
 	run := Run{Mode: "direct", Workers: o.Workers, PerWorker: o.PerWorker, Namespaces: o.Workers * o.PerWorker, Payload: o.Payload.Name}
 	if exec {
 		run.Mode = "exec"
@@ -260,7 +274,7 @@ func churnOnce(ctx context.Context, o ChurnOptions, exec bool, parent netns.NsHa
 		wg.Wait()
 		return errors.Join(errors.Join(errs...), ctx.Err())
 	}
-	err := measure(ctx, &run, body, nil, &created, &released, o.SampleEvery, counter(o.Counter, "churn "+run.Mode, run.Namespaces))
+	err := measure(ctx, &run, body, nil, &created, &released, o.SampleEvery, counter(o.Counter, "churn "+run.Mode, run.Namespaces), prof)
 	return run, err
 }
 
@@ -339,13 +353,32 @@ func inFreshNamespaces(ctx context.Context, n int, created, released *atomic.Int
 }
 
 // measure runs body (the creation phase) with the backlog sampler, then
-// release when there is one, then waits for the drain.
-func measure(ctx context.Context, run *Run, body, release func() error, created, released *atomic.Int64, every time.Duration, progress func(int)) error {
+// release when there is one, then waits for the drain; with prof, the
+// cleanup worker is profiled from the start to the end of the drain.
+func measure(ctx context.Context, run *Run, body, release func() error, created, released *atomic.Int64, every time.Duration, progress func(int), prof *kprofile.Profiler) (err error) {
 	if every <= 0 {
 		every = 10 * time.Millisecond
 	}
 	netnsstat.Prime()
 	netnsstat.WaitWorkerIdle(time.Minute)
+	if prof != nil {
+		if err := prof.Start(); err != nil {
+			return err
+		}
+		defer func() {
+			pr, perr := prof.Stop(0, run.Namespaces) // shares of the worker's time
+			if perr != nil {
+				err = errors.Join(err, fmt.Errorf("--profile: %w", perr))
+				return
+			}
+			run.Profile = pr.Entries
+			for _, e := range pr.Entries {
+				if e.Function == "cleanup_net" {
+					run.WorkerNS = e.InclusiveNS
+				}
+			}
+		}()
+	}
 	slabSize := netnsstat.SlabSize()
 	base, ok := netnsstat.Objects()
 	start := time.Now()
@@ -372,7 +405,7 @@ func measure(ctx context.Context, run *Run, body, release func() error, created,
 	}
 	user0, sys0 := result.CPU(true)
 	kbefore, _ := netnsstat.KernelCPU()
-	err := body()
+	err = body()
 	run.CreateNS = time.Since(start).Nanoseconds()
 	if progress != nil {
 		progress(int(created.Load()))
@@ -438,12 +471,24 @@ func (run *Run) sample(start time.Time, base, slabSize int, created, released in
 	run.PeakSlabBytes = int64(run.PeakObjects) * int64(slabSize)
 }
 
+// SequentialOptions describe the single-threaded loop: Count namespaces;
+// Profile as ChurnOptions'.
+type SequentialOptions struct {
+	Count   int
+	Profile bool
+}
+
 // Sequential is the single-threaded `unshare -n` loop: one thread makes n
 // namespaces one after the other; each unshare releases the previous one.
 // CreateNS and the CPU time are the creation loop; DrainNS the dismantling
 // that the loop left to the kernel.
-func Sequential(ctx context.Context, n int) (*Report, error) {
+func Sequential(ctx context.Context, o SequentialOptions) (*Report, error) {
+	n := o.Count
 	if err := CheckCount(n, 1); err != nil {
+		return nil, err
+	}
+	prof, err := newProfiler(o.Profile, n)
+	if err != nil {
 		return nil, err
 	}
 	r := &Report{Header: devbulk.NewHeader(), Scenario: "sequential"}
@@ -462,11 +507,11 @@ func Sequential(ctx context.Context, n int) (*Report, error) {
 			return ctx.Err()
 		}) // the thread goes home: the last namespace is released
 	}
-	err := measure(ctx, &run, func() error {
+	err = measure(ctx, &run, func() error {
 		err := body()
 		released.Store(created.Load())
 		return err
-	}, nil, &created, &released, 0, nil)
+	}, nil, &created, &released, 0, nil, prof)
 	r.Runs = append(r.Runs, run)
 	return r, err
 }

@@ -28,6 +28,8 @@ type KeepOptions struct {
 	// MountDir is where the kept namespaces are bind-mounted (""
 	// DefaultMountDir); Cleanup(MountDir) removes a killed run's.
 	MountDir string
+	// Profile breaks the cleanup worker's time down (see ChurnOptions).
+	Profile bool
 }
 
 // Check refuses options out of range, before anything is made.
@@ -61,6 +63,10 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 			return nil, err
 		}
 		defer parent.Close()
+	}
+	prof, err := newProfiler(o.Profile, o.Count)
+	if err != nil {
+		return nil, err
 	}
 	m, err := newMountRun(mountDir(o.MountDir))
 	if err != nil {
@@ -104,7 +110,7 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 		}
 		return nil
 	}
-	err = measure(ctx, &run, body, release, &created, &released, o.SampleEvery, counter(o.Counter, "create", o.Count))
+	err = measure(ctx, &run, body, release, &created, &released, o.SampleEvery, counter(o.Counter, "create", o.Count), prof)
 	if _, rerr := m.remove(); rerr != nil { // after a failed release: whatever is left
 		err = errors.Join(err, rerr)
 	}

@@ -47,6 +47,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
+	if err := r.writeProfiles(w); err != nil {
+		return err
+	}
 	if err := r.writeComparisons(w); err != nil {
 		return err
 	}
@@ -95,4 +98,32 @@ func (r *Report) writeComparisons(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "\nIn words:\n  %s\n", strings.Join(words, "\n  "))
 	return err
+}
+
+// profileRows is how many of a run's profile entries the table shows (the
+// JSON document has all).
+const profileRows = 20
+
+// writeProfiles prints, for each profiled run, the cleanup worker's time by
+// function, largest first.
+func (r *Report) writeProfiles(w io.Writer) error {
+	for _, run := range r.Runs {
+		if run.Profile == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\nround %d %s: the cleanup worker's time (cleanup_net, %s for %d namespaces), by function:\n",
+			max(1, run.Round), run.Mode, result.FormatNS(run.WorkerNS), run.Namespaces)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "function\tcalls\ttotal\tper namespace\tshare\t")
+		for _, e := range run.Profile[:min(profileRows, len(run.Profile))] {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.1f%%\t\n", e.Function, e.Calls, result.FormatNS(e.TotalNS), result.FormatNS(e.PerDeviceNS), 100*e.Share)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if more := len(run.Profile) - profileRows; more > 0 {
+			fmt.Fprintf(w, "... and %d more functions (--json has them all)\n", more)
+		}
+	}
+	return nil
 }

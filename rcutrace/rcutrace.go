@@ -18,6 +18,7 @@ import (
 	"strconv"
 
 	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/internal/tracefs"
 )
 
 // Functions are the RCU waits counted. synchronize_net waits through
@@ -41,10 +42,8 @@ var batchFunctions = []string{"unregister_netdevice_many_notify", "unregister_ne
 // after New is an ordinary error.
 var ErrUnavailable = devbulk.NotSupported("RCU call counts unavailable")
 
-const (
-	tracefs = "/sys/kernel/tracing"
-	group   = "devbulk"
-)
+// group is the kprobe event group of devbulk's counters.
+const group = "devbulk"
 
 // Counter counts calls to Functions, and unregister calls, between Reset
 // and Read.
@@ -54,8 +53,8 @@ type Counter struct {
 
 // New creates the kprobe events (once per boot: they are reused).
 func New() (*Counter, error) {
-	if _, err := os.Stat(filepath.Join(tracefs, "kprobe_events")); err != nil {
-		return nil, fmt.Errorf("%w: no %s/kprobe_events (tracefs not mounted, tracing blocked, or no CONFIG_KPROBE_EVENTS)", ErrUnavailable, tracefs)
+	if _, err := os.Stat(tracefs.Path("kprobe_events")); err != nil {
+		return nil, fmt.Errorf("%w: no %s/kprobe_events (tracefs not mounted, tracing blocked, or no CONFIG_KPROBE_EVENTS)", ErrUnavailable, tracefs.Dir)
 	}
 	c := &Counter{probes: map[string]string{}}
 	for _, fn := range Functions {
@@ -81,24 +80,24 @@ func New() (*Counter, error) {
 
 // probe creates the kprobe event of fn, unless it exists.
 func probe(fn string) error {
-	if _, err := os.Stat(eventDir(fn)); err == nil {
+	if _, err := os.Stat(tracefs.Path(eventDir(fn))); err == nil {
 		return nil
 	}
 	def := fmt.Sprintf("p:%s/%s %s\n", group, fn, fn)
-	if err := appendFile(filepath.Join(tracefs, "kprobe_events"), def); err != nil {
+	if err := tracefs.Append("kprobe_events", def); err != nil {
 		return fmt.Errorf("%w: kprobe on %s: %v", ErrUnavailable, fn, err)
 	}
 	return nil
 }
 
-func eventDir(fn string) string { return filepath.Join(tracefs, "events", group, fn) }
+func eventDir(fn string) string { return filepath.Join("events", group, fn) }
 
 // Reset zeroes the counts: each event's hist trigger is removed and set again.
 func (c *Counter) Reset() error {
 	for _, fn := range c.probes {
 		trigger := filepath.Join(eventDir(fn), "trigger")
-		_ = appendFile(trigger, "!hist:keys=common_type\n")
-		if err := appendFile(trigger, "hist:keys=common_type\n"); err != nil {
+		_ = tracefs.Append(trigger, "!hist:keys=common_type\n")
+		if err := tracefs.Append(trigger, "hist:keys=common_type\n"); err != nil {
 			return fmt.Errorf("hist trigger on %s (CONFIG_HIST_TRIGGERS?): %w", fn, err)
 		}
 	}
@@ -112,7 +111,7 @@ var hits = regexp.MustCompile(`(?m)^\s*Hits:\s*(\d+)`)
 func (c *Counter) Read() (map[string]int, error) {
 	out := map[string]int{}
 	for key, fn := range c.probes {
-		b, err := os.ReadFile(filepath.Join(eventDir(fn), "hist"))
+		b, err := os.ReadFile(tracefs.Path(eventDir(fn), "hist"))
 		if err != nil {
 			return nil, fmt.Errorf("reading the RCU counts: %w", err)
 		}
@@ -133,19 +132,7 @@ func (c *Counter) Read() (map[string]int, error) {
 // processes counting at once would reset each other's counts: run one.
 func (c *Counter) Close() {
 	for _, fn := range c.probes {
-		_ = appendFile(filepath.Join(eventDir(fn), "trigger"), "!hist:keys=common_type\n")
-		_ = appendFile(filepath.Join(tracefs, "kprobe_events"), fmt.Sprintf("-:%s/%s\n", group, fn))
+		_ = tracefs.Append(filepath.Join(eventDir(fn), "trigger"), "!hist:keys=common_type\n")
+		_ = tracefs.Append("kprobe_events", fmt.Sprintf("-:%s/%s\n", group, fn))
 	}
-}
-
-func appendFile(path, s string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(s)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -191,8 +191,19 @@ func TestUnsupportedExitsFour(t *testing.T) {
 			t.Errorf("module strategy where ifb is not a module: exit %d, stderr %q", r.code, r.stderr)
 		}
 	}
+	if _, err := os.Stat("/sys/kernel/tracing/available_tracers"); err != nil {
+		// --profile where tracing is refused: one line, the reason.
+		checked = true
+		for _, args := range [][]string{{"bench", "--kind", "ifb", "--count", "10", "--delete", "group", "--profile"},
+			{"netns", "churn", "--workers", "1", "--per-worker", "2", "--profile"}} {
+			r := run(t, t.TempDir(), args...)
+			if r.code != 4 || !strings.Contains(r.stderr, "--profile: kernel profile unavailable: ") {
+				t.Errorf("%v: exit %d, stderr %q; want 4 and the reason", args, r.code, r.stderr)
+			}
+		}
+	}
 	if !checked {
-		t.Skip("this kernel supports every kind, and ifb is a module: nothing is unsupported here")
+		t.Skip("this kernel supports every kind, ifb is a module, and it allows tracing: nothing is unsupported here")
 	}
 }
 

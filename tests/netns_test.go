@@ -51,7 +51,9 @@ func TestNetnsScenarios(t *testing.T) {
 		{"churn-devices", churn(1, 20, "devices:"+kind+":3")},
 		{"churn-veth", churn(2, 10, "veth")},
 		{"churn-exec", churn(1, 10, "exec:ip link set lo up")},
-		{"sequential", func() (*netnsbench.Report, error) { return netnsbench.Sequential(ctx, 50) }},
+		{"sequential", func() (*netnsbench.Report, error) {
+			return netnsbench.Sequential(ctx, netnsbench.SequentialOptions{Count: 50})
+		}},
 		{"create-veth", func() (*netnsbench.Report, error) {
 			return netnsbench.Keep(ctx, netnsbench.KeepOptions{Count: 60, Veth: true, Step: 20, MountDir: mounts})
 		}},

@@ -19,6 +19,7 @@ import (
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/kmod"
+	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/rcutrace"
 	"github.com/devbulk/devbulk/vm"
 )
@@ -495,6 +496,15 @@ func TestVMKmodScanOrdersDebianModules(t *testing.T) {
 			t.Errorf("8021q: llc after stp in %v", files)
 		}
 	}
+	// Debian's 6.12 has xz-compressed modules and no modules.dep: the
+	// modules devbulk needs are read through the decompressor.
+	ix, err = kmod.Scan(vmKernel(t, "debian:6.12").Modules, "8021q", "ipip", "ip_gre", "vxlan", "dummy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files, err := ix.Files("8021q"); err != nil || len(files) != 5 || !strings.HasSuffix(files[4], "8021q.ko.xz") {
+		t.Errorf("6.12's 8021q loads %v (%v)", files, err)
+	}
 }
 
 // Debian's kernels by name, resolved through apt's lists as devbulk vm
@@ -546,5 +556,73 @@ func TestVMKernelThatDoesNotBoot(t *testing.T) {
 	if r.code != 0 || !regexp.MustCompile(`(?m)^  B  `+regexp.QuoteMeta(notAKernel)+`  SKIP: VM on `+regexp.QuoteMeta(notAKernel)+`: the guest kernel did not boot to devbulk`).MatchString(r.stdout) ||
 		!regexp.MustCompile(`(?m)^dummy\s+Delete/kind=dummy/strategy=group/n=20\s+\S+ ±∞ \(4\)\s+skipped$`).MatchString(r.stdout) {
 		t.Errorf("a matrix with a kernel that does not boot: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Where the time goes, in the VM (the host refuses tracing): serial and
+// group deletes of 200 dummies with --profile. The shares add up to at most
+// the wall; the RCU waits in the profile are the calls --trace-rcu counts
+// (the profile splits them by caller); the group delete's RCU waits are a
+// small fraction of the serial one's. A netns churn with --profile names
+// the pernet exit handlers, and their time is within the worker's.
+func TestVMProfile(t *testing.T) {
+	k := needVM(t)
+	bin := staticBinary(t, "../cmd/devbulk", false)
+	// One vCPU and a 4-minute bound, as for the RCU counter: switching
+	// the tracer on patches the kernel's text on every CPU, and one boot
+	// of this test with two vCPUs hung under TCG (10 minutes, no output).
+	boot := func(args ...string) string {
+		out, _ := bootVMWith(t, k, vm.Config{CPUs: 1}, 4*time.Minute, bin, args...)
+		return out
+	}
+	out := boot("bench", "--kind", "dummy", "--count", "200", "--delete", "serial,group", "--profile", "--trace-rcu", "--json")
+	var r bench.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	waitNS := map[string]int64{}
+	for _, c := range r.Runs {
+		p := c.Delete
+		if len(p.Profile) == 0 {
+			t.Fatalf("%s: no profile", p.Strategy)
+		}
+		share, calls := 0.0, map[string]int{}
+		for _, e := range p.Profile {
+			share += e.Share
+			fn, _, _ := strings.Cut(e.Function, " ")
+			calls[fn] += e.Calls
+			if fn == "rcu_barrier" || fn == "synchronize_rcu_expedited" || fn == "synchronize_rcu" {
+				waitNS[p.Strategy] += e.TotalNS
+			}
+		}
+		t.Logf("%s: %d functions, %.1f%% of the wall attributed, RCU waits %s", p.Strategy, len(p.Profile), 100*share, time.Duration(waitNS[p.Strategy]))
+		if share > 1 || p.UnattributedNS < 0 {
+			t.Errorf("%s: shares add up to %.3f, unattributed %d ns: more than the wall", p.Strategy, share, p.UnattributedNS)
+		}
+		for _, fn := range []string{"rcu_barrier", "synchronize_rcu_expedited", "synchronize_net"} {
+			if calls[fn] != p.RCU[fn] || calls[fn] == 0 {
+				t.Errorf("%s: %s called %d times in the profile, %d by --trace-rcu", p.Strategy, fn, calls[fn], p.RCU[fn])
+			}
+		}
+	}
+	if waitNS["group"]*10 > waitNS["serial"] {
+		t.Errorf("group's RCU waits (%s) are not a small fraction of serial's (%s)", time.Duration(waitNS["group"]), time.Duration(waitNS["serial"]))
+	}
+
+	out = boot("netns", "churn", "--workers", "2", "--per-worker", "50", "--profile", "--json")
+	var nr netnsbench.Report
+	if err := json.Unmarshal([]byte(out), &nr); err != nil || len(nr.Runs) != 1 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	run := nr.Runs[0]
+	handlers, sum := 0, int64(0)
+	for _, e := range run.Profile {
+		sum += e.TotalNS
+		if strings.HasSuffix(e.Function, "_exit") || strings.HasSuffix(e.Function, "_exit_net") || strings.Contains(e.Function, "exit_batch") {
+			handlers++
+		}
+	}
+	if handlers < 10 || run.WorkerNS <= 0 || sum > run.WorkerNS {
+		t.Errorf("netns churn profile: %d pernet handlers named, their time and the rest %d ns against the worker's %d ns:\n%+v", handlers, sum, run.WorkerNS, run.Profile)
 	}
 }

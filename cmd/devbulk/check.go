@@ -38,7 +38,7 @@ func checkCommand() *cli.Command {
 			&cli.StringFlag{Name: "results", Usage: "with --baseline: compare the results saved in `FILE` instead of running the suite (two saved runs, two machines)"},
 			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest slowdown of a median that fails the check (0%..1000%); " +
 				"two checks of one kernel on the development machine differed by up to 14% with p < 0.05: measure yours"},
-			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on the kernel configuration `'K [ARGS]'`: K is debian (debian:6.1), debian:6.12, " +
+			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on the kernel configuration `SPEC`, 'K [ARGS]': K is debian (debian:6.1), debian:6.12, " +
 				"debian:6.1-rt, debian:6.12-rt, a Debian package (linux-image-...) or PATH[:MODULES_DIR]; ARGS go on its command line " +
 				"('debian:6.1 rcu_nocbs=all'); 2 to 8 times: compare each with the first"},
 			formatFlag(checkFormats...), svgFlag, quietFlag,

@@ -16,6 +16,8 @@ import (
 
 func netnsCommand() *cli.Command {
 	series := &cli.StringFlag{Name: "series", Usage: "write the backlog time series to `FILE` (CSV)"}
+	profile := &cli.BoolFlag{Name: "profile", Usage: "break the cleanup worker's time down by pernet exit handler and RCU wait " +
+		"(function_graph and a kprobe; in devbulk vm, or where tracing is allowed)"}
 	return &cli.Command{
 		Name:  "netns",
 		Usage: "network-namespace creation and dismantle benchmarks, with the kernel's drain",
@@ -29,7 +31,7 @@ func netnsCommand() *cli.Command {
 					&cli.StringFlag{Name: "payload", Value: "lo-up", Usage: "lo-up, devices:KIND:COUNT, veth or exec:CMD"},
 					&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the shell form, unshare -n sh -c 'ip link set lo up', side by side (the order alternating round by round)"},
 					&cli.StringFlag{Name: "repeat", Value: "1", Usage: "rounds (1..100); each waits for the kernel to free the namespaces of the run before it"},
-					series, jsonFlag, svgFlag, quietFlag,
+					profile, series, jsonFlag, svgFlag, quietFlag,
 				},
 				Action: churn,
 			},
@@ -41,14 +43,14 @@ func netnsCommand() *cli.Command {
 					&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"},
 					&cli.BoolFlag{Name: "veth", Usage: "give each namespace a veth pair to a parent namespace devbulk makes for the run"},
 					&cli.StringFlag{Name: "step", Usage: "report the creation rate every `K` namespaces (default: count/20)"},
-					series, jsonFlag, svgFlag, quietFlag,
+					profile, series, jsonFlag, svgFlag, quietFlag,
 				},
 				Action: netnsCreate,
 			},
 			{
 				Name:   "sequential",
 				Usage:  "one thread doing unshare(CLONE_NEWNET) in a loop: creation time and CPU apart from the drain",
-				Flags:  []cli.Flag{&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"}, series, jsonFlag, svgFlag},
+				Flags:  []cli.Flag{&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"}, profile, series, jsonFlag, svgFlag},
 				Action: sequential,
 			},
 		},
@@ -79,7 +81,7 @@ func churn(c *cli.Context) error {
 // churnOptionsOf reads the churn's flags; --compare exec needs the shell
 // loop's programs.
 func churnOptionsOf(c *cli.Context) (netnsbench.ChurnOptions, error) {
-	o := netnsbench.ChurnOptions{Counter: counter(c)}
+	o := netnsbench.ChurnOptions{Counter: counter(c), Profile: c.Bool("profile")}
 	if err := noArgs(c); err != nil {
 		return o, err
 	}
@@ -131,7 +133,7 @@ func sequential(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	r, err := netnsbench.Sequential(c.Context, n)
+	r, err := netnsbench.Sequential(c.Context, netnsbench.SequentialOptions{Count: n, Profile: c.Bool("profile")})
 	return writeNetns(c, r, err)
 }
 
@@ -143,7 +145,7 @@ func netnsCreate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o := netnsbench.KeepOptions{Count: n, Veth: c.Bool("veth"), Counter: counter(c), MountDir: mountDir()}
+	o := netnsbench.KeepOptions{Count: n, Veth: c.Bool("veth"), Counter: counter(c), MountDir: mountDir(), Profile: c.Bool("profile")}
 	if c.IsSet("step") {
 		if o.Step, err = intFlag(c, "step", 1, n); err != nil {
 			return err

@@ -22,7 +22,7 @@ func rmmodCommand() *cli.Command {
 			&cli.StringFlag{Name: "count", Value: "1000", Usage: "devices of the kind (without --vlans)"},
 			&cli.StringFlag{Name: "vlans", Usage: "vlans on one device of the kind, instead"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per strategy (1..100)"},
-			upFlag, traceRCUFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
+			upFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
 		},
 		Action: benchWith(rmmodOptionsOf),
 	}
@@ -45,7 +45,7 @@ func rmmodOptionsOf(c *cli.Context) (bench.Options, error) {
 	if k != devices.Dummy && k != devices.Ifb {
 		return o, usagef("rmmod --kind %s: valid are dummy and ifb", k.Name)
 	}
-	o = bench.Options{Kind: k, Create: batch.CreatePipelined, Up: c.Bool("up"), TraceRCU: c.Bool("trace-rcu"),
+	o = bench.Options{Kind: k, Create: batch.CreatePipelined, Up: c.Bool("up"), TraceRCU: c.Bool("trace-rcu"), Profile: c.Bool("profile"),
 		Deletes: []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteSerial, batch.DeleteGroup}}
 	if o.Repeat, err = intFlag(c, "repeat", 1, 100); err != nil {
 		return o, err

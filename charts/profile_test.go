@@ -1,0 +1,44 @@
+package charts
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/kprofile"
+)
+
+// A profiled bench is a stacked bar per delete phase, the segments named
+// in the legend, the phases labelled with their time per device.
+func TestProfileChart(t *testing.T) {
+	phase := func(strategy string, wall int64, entries ...kprofile.Entry) bench.Cycle {
+		var traced int64
+		for _, e := range entries {
+			traced += e.TotalNS
+		}
+		return bench.Cycle{Count: 100, Delete: batch.Phase{Name: "delete", Strategy: strategy, Devices: 100, WallNS: wall, UnattributedNS: wall - traced, Profile: entries}}
+	}
+	r := &bench.Report{Kind: "dummy", Runs: []bench.Cycle{
+		phase("serial", 2e9, kprofile.Entry{Function: "rcu_barrier", Calls: 100, TotalNS: 1.7e9}, kprofile.Entry{Function: "synchronize_rcu_expedited", Calls: 300, TotalNS: 0.1e9}),
+		phase("group", 30e6, kprofile.Entry{Function: "netdev_unregister_kobject", Calls: 100, TotalNS: 18e6}, kprofile.Entry{Function: "rcu_barrier", Calls: 1, TotalNS: 2e6}),
+	}}
+	p, err := Profile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := WriteSVG(&out, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"rcu_barrier", "synchronize_rcu_expedited", "netdev_unregister_kobject", "other traced", "unattributed",
+		"N=100 serial (20ms/device)", "N=100 group (300µs/device)", "share of the delete phase"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in the chart", want)
+		}
+	}
+	if _, err := Profile(&bench.Report{Kind: "dummy"}); err == nil {
+		t.Error("a bench without a profile was drawn")
+	}
+}

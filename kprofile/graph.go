@@ -1,0 +1,169 @@
+package kprofile
+
+import (
+	"bufio"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// waits are the functions that wait (for RCU, for references) rather than
+// work: a wait is totalled by where it was called from, its nearest traced
+// caller that is no wait ("synchronize_rcu (xfrm_net_exit)"), which says
+// whose wait it is.
+var waits = map[string]bool{"synchronize_rcu": true, "synchronize_rcu_expedited": true, "synchronize_net": true,
+	"rcu_barrier": true, "netdev_wait_allrefs_any": true, "netdev_wait_allrefs": true}
+
+// Call totals one traced function over a trace: how often it returned,
+// its time from entry to return (Inclusive), and that time less the time of
+// the traced functions it called (Self): what it is charged with when every
+// nested wait is charged once, to itself.
+type Call struct {
+	Function    string
+	Calls       int
+	InclusiveNS int64
+	SelfNS      int64
+}
+
+// graphTotals reads function_graph output (options funcgraph-proc and
+// funcgraph-tail on, funcgraph-irqs off) and totals each function, waits
+// by caller. Calls
+// nest per task, so a function that returns on another CPU is still
+// matched. It returns the totals in first-seen order and the time of the
+// outermost calls (those with no traced caller) in all; Unmatched counts
+// returns without a recorded entry (the trace started inside them, or lost
+// entries).
+func graphTotals(r io.Reader) (calls []Call, outerNS int64, unmatched int, err error) {
+	index := map[string]int{}
+	total := func(fn string) *Call {
+		i, ok := index[fn]
+		if !ok {
+			i = len(calls)
+			index[fn] = i
+			calls = append(calls, Call{Function: fn})
+		}
+		return &calls[i]
+	}
+	type frame struct {
+		fn       string
+		children int64 // time of the traced calls made from it
+	}
+	stacks := map[int][]frame{} // by pid
+	// done records a returned call of fn that took d, made from the frame
+	// below it on the stack (nil: an outermost call).
+	done := func(pid int, fn string, d, children int64) {
+		name := fn
+		if waits[fn] {
+			st := stacks[pid]
+			for i := len(st) - 1; i >= 0; i-- {
+				if !waits[st[i].fn] {
+					name = fn + " (" + st[i].fn + ")"
+					break
+				}
+			}
+		}
+		c := total(name)
+		c.Calls++
+		c.InclusiveNS += d
+		c.SelfNS += d - children // clamped at 0 once all are in: see below
+		if st := stacks[pid]; len(st) > 0 {
+			st[len(st)-1].children += d
+		} else {
+			outerNS += d
+		}
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		l, ok := parseGraphLine(sc.Text())
+		if !ok {
+			continue
+		}
+		switch l.kind {
+		case entry:
+			stacks[l.pid] = append(stacks[l.pid], frame{fn: l.fn})
+		case leaf:
+			done(l.pid, l.fn, l.ns, 0)
+		case exit:
+			st := stacks[l.pid]
+			i := len(st) - 1
+			for i >= 0 && st[i].fn != l.fn {
+				i-- // an entry whose return was lost: dropped below
+			}
+			if i < 0 && len(st) > 0 {
+				// Inside a traced call: the kernel printed this call's
+				// entry merged, as a leaf, with a later call's return
+				// (it looks for the return on the entry's CPU, and the
+				// task had migrated). The leaf holds the later call's
+				// time, this line the first's; the later call's entry
+				// stays open. Each call is counted once, with its time.
+				done(l.pid, l.fn, l.ns, 0)
+				continue
+			}
+			if i < 0 {
+				unmatched++
+				continue
+			}
+			f := st[i]
+			stacks[l.pid] = st[:i]
+			done(l.pid, f.fn, l.ns, f.children)
+		}
+	}
+	// A task that migrates mid-call can have its calls' returns printed
+	// against another call of the same function (see the exit case): the
+	// time moves between calls of one caller, never in or out of its
+	// total, so a call's own time is only right summed over all calls.
+	for i := range calls {
+		calls[i].SelfNS = max(0, calls[i].SelfNS)
+	}
+	return calls, outerNS, unmatched, sc.Err()
+}
+
+type lineKind int
+
+const (
+	entry lineKind = iota // "fn() {"
+	leaf                  // "fn();" with its duration
+	exit                  // "} /* fn */" with its duration
+)
+
+type graphLine struct {
+	kind lineKind
+	pid  int
+	fn   string
+	ns   int64
+}
+
+// graphLine matches " 1)  devbulk-123   | + 12.345 us   |    } /* fn */":
+// CPU, task-pid, an overhead mark (+ ! # * @ $), the duration, the call.
+var graphLineRE = regexp.MustCompile(`^\s*\d+\)\s+(\S.*?)-(\d+)\s+\|\s*(?:[-+!#*@$]\s*)?(?:(\d+)(?:\.(\d+))?\s+us\s*)?\|\s?(.*)$`)
+
+func parseGraphLine(s string) (graphLine, bool) {
+	m := graphLineRE.FindStringSubmatch(s)
+	if m == nil {
+		return graphLine{}, false
+	}
+	pid, _ := strconv.Atoi(m[2])
+	l := graphLine{pid: pid}
+	if m[3] != "" {
+		us, _ := strconv.ParseInt(m[3], 10, 64)
+		l.ns = us * 1000
+		if frac := m[4]; frac != "" { // fewer than 3 digits when the kernel shortened it
+			ns, _ := strconv.ParseInt((frac + "000")[:3], 10, 64)
+			l.ns += ns
+		}
+	}
+	call := strings.TrimSpace(m[5])
+	switch {
+	case strings.HasSuffix(call, "() {"):
+		l.kind, l.fn = entry, strings.TrimSuffix(call, "() {")
+	case strings.HasSuffix(call, "();") && m[3] != "":
+		l.kind, l.fn = leaf, strings.TrimSuffix(call, "();")
+	case strings.HasPrefix(call, "} /* ") && strings.HasSuffix(call, " */") && m[3] != "":
+		l.kind, l.fn = exit, strings.TrimSuffix(strings.TrimPrefix(call, "} /* "), " */")
+	default:
+		return graphLine{}, false // a comment, a marker, an interrupt
+	}
+	return l, l.fn != ""
+}

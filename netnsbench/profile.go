@@ -1,0 +1,33 @@
+package netnsbench
+
+import (
+	"fmt"
+
+	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/kprofile"
+)
+
+// newProfiler finds this kernel's pernet exit handlers (one empty namespace
+// dismantled under a kprobe) and prepares the cleanup worker's profile for
+// runs of up to n namespaces; nil when not asked for.
+func newProfiler(enabled bool, n int) (*kprofile.Profiler, error) {
+	if !enabled {
+		return nil, nil
+	}
+	handlers, err := kprofile.PernetHandlers(func() error {
+		ns, err := nsthread.New()
+		if err != nil {
+			return err
+		}
+		return ns.Close()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--profile: %w", err)
+	}
+	// About a hundred handler calls a namespace, two events each.
+	p, err := kprofile.New(kprofile.Netns(handlers), min(96<<10, max(8<<10, 12*n)))
+	if err != nil {
+		return nil, fmt.Errorf("--profile: %w", err)
+	}
+	return p, nil
+}
