@@ -3,13 +3,13 @@ package check
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/internal/result"
 
 	"github.com/devbulk/devbulk/vm"
@@ -18,11 +18,14 @@ import (
 // MaxKernels bounds the kernel configurations of one matrix.
 const MaxKernels = 8
 
-// Matrix is one suite run on several kernel configurations, one boot
-// each, in order, and every configuration compared with the first.
+// Matrix is one suite run on several kernel configurations, and every
+// configuration compared with the first.
 type Matrix struct {
-	Threshold float64  `json:"threshold_pct"`
-	Columns   []Column `json:"kernels"`
+	Threshold float64 `json:"threshold_pct"`
+	// Rounds is how many times each configuration was booted: round by
+	// round, the configurations in order, then in reverse, and so on.
+	Rounds  int      `json:"rounds"`
+	Columns []Column `json:"kernels"`
 }
 
 // Column is one kernel configuration of a matrix.
@@ -42,32 +45,96 @@ type Column struct {
 	Against   *Report              `json:"-"`
 }
 
-// RunMatrix runs the whole suite in the VM on each kernel in turn (2 to
-// MaxKernels) and compares each with the first. A kernel that does not
-// boot, or lacks what a scenario needs, is skipped with the reason in its
-// column, and the others still run. When ctx ends it stops and returns the
-// columns that finished with ctx's error.
-func RunMatrix(ctx context.Context, s *Suite, kernels []*vm.Kernel, thresholdPct float64, o RunOptions) (*Matrix, error) {
+// MatrixOptions tune RunMatrix.
+type MatrixOptions struct {
+	ThresholdPct float64
+	// Rounds boots every configuration this many times (default 1), the
+	// order alternating round by round (A B C, then C B A, ...), each boot
+	// running every scenario ceil(repeat/Rounds) times: a drift of the
+	// machine, or whatever runs first being faster, then falls on every
+	// configuration alike, as in a side-by-side bench.
+	Rounds int
+}
+
+// RunMatrix runs the whole suite in the VM on each kernel (2 to
+// MaxKernels), round by round, and compares each with the first. A kernel
+// that does not boot, or lacks what a scenario needs, is skipped with the
+// reason in its column, and the others still run. When ctx ends it stops
+// and returns what finished with ctx's error.
+func RunMatrix(ctx context.Context, s *Suite, kernels []*vm.Kernel, mo MatrixOptions, o RunOptions) (*Matrix, error) {
 	if len(kernels) < 2 || len(kernels) > MaxKernels {
-		return nil, errors.New("a matrix compares 2 to 8 kernel configurations")
+		return nil, fmt.Errorf("a matrix compares 2 to %d kernel configurations", MaxKernels)
 	}
-	m := &Matrix{Threshold: thresholdPct}
+	rounds := max(1, mo.Rounds)
+	m := &Matrix{Threshold: mo.ThresholdPct, Rounds: rounds}
+	per := &Suite{Name: s.Name}
+	for _, sc := range s.Scenarios {
+		sc.Repeat = (sc.Repeat + rounds - 1) / rounds
+		per.Scenarios = append(per.Scenarios, sc)
+	}
+	results := make([]*Results, len(kernels))
 	o.AllInVM, o.SkipUnbootable = true, true
-	for _, k := range kernels {
-		o.VM = k
-		r, err := Run(ctx, s, o)
-		if err != nil {
-			break
+	var err error
+	for round := 0; round < rounds && err == nil; round++ {
+		for j := range kernels {
+			i := j
+			if round%2 == 1 {
+				i = len(kernels) - 1 - j
+			}
+			o.VM = kernels[i]
+			if o.Progress != nil {
+				o.Progress(fmt.Sprintf("round %d/%d: %s", round+1, rounds, kernels[i].Label()))
+			}
+			var r *Results
+			if r, err = Run(ctx, per, o); err != nil {
+				break
+			}
+			results[i] = results[i].merge(r)
 		}
-		col := Column{Label: k.Label(), Package: k.Package, Results: r}
-		r.Meta.Label = col.Label
-		if why := allSkipped(r); why != "" {
+	}
+	for i, k := range kernels {
+		col := Column{Label: k.Label(), Package: k.Package, Results: results[i]}
+		if col.Results == nil {
+			continue // interrupted before it ran
+		}
+		col.Results.Meta.Label = col.Label
+		if why := allSkipped(col.Results); why != "" {
 			col.Skip, col.Results = why, nil
 		}
 		m.Columns = append(m.Columns, col)
 	}
 	m.compare()
-	return m, ctx.Err()
+	return m, err
+}
+
+// merge adds the scenarios of another boot's results: their lines, and
+// their skip or error where it had one. The first boot that ran something
+// gives the meta.
+func (r *Results) merge(more *Results) *Results {
+	if r == nil {
+		return more
+	}
+	if allSkipped(r) != "" && allSkipped(more) == "" {
+		r.Meta = more.Meta
+	}
+	for _, sc := range more.Scenarios {
+		mine := r.scenario(sc.Name)
+		if mine == nil {
+			r.Scenarios = append(r.Scenarios, sc)
+			continue
+		}
+		mine.Lines = append(mine.Lines, sc.Lines...)
+		switch {
+		case len(mine.Lines) > 0:
+			mine.Skip = "" // it ran in some boot
+		case sc.Skip != "":
+			mine.Skip = sc.Skip
+		}
+		if sc.Error != "" && mine.Error == "" {
+			mine.Error = sc.Error
+		}
+	}
+	return r
 }
 
 // allSkipped is the reason every scenario of r was skipped for, "" when
@@ -156,7 +223,8 @@ func letter(i int) string { return string(rune('A' + i)) }
 // its interval, the others' medians and their change against the first
 // with its 95% interval, and a mark where significant beyond the threshold.
 func (m *Matrix) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "devbulk check: %d kernel configurations, one boot each, each against A; threshold %g%%\n", len(m.Columns), m.Threshold)
+	fmt.Fprintf(w, "devbulk check: %d kernel configurations, each against A; %s each, the order alternating; threshold %g%%\n",
+		len(m.Columns), devbulk.Plural(max(1, m.Rounds), "boot"), m.Threshold)
 	for i, c := range m.Columns {
 		switch {
 		case c.Skip != "":
@@ -291,7 +359,7 @@ func (m *Matrix) WriteKTAP(w io.Writer) error {
 	if rs := m.Results(); len(rs) > 0 {
 		suite = rs[0].Meta.Suite
 	}
-	fmt.Fprintf(w, "# devbulk suite=%s kernels=%d threshold_pct=%g\n", suite, len(m.Columns), m.Threshold)
+	fmt.Fprintf(w, "# devbulk suite=%s kernels=%d rounds=%d threshold_pct=%g\n", suite, len(m.Columns), max(1, m.Rounds), m.Threshold)
 	fmt.Fprintf(w, "1..%d\n", len(m.Columns))
 	for i, c := range m.Columns {
 		name := letter(i) + " " + c.Label

@@ -143,3 +143,24 @@ func TestMatrixBenchstat(t *testing.T) {
 		t.Errorf("benchstat -col kernel did not give each configuration a column:\n%s\n%s", out, b.String())
 	}
 }
+
+// A configuration's boots add up: lines appended, a scenario skipped in
+// one boot and run in another counts as run, an error kept.
+func TestResultsMerge(t *testing.T) {
+	a := results("6.1.0", Scenario{Name: "dummy", Lines: lines(group, 300, 310, 305)}, Scenario{Name: "vlan", Skip: "no 8021q"})
+	b := results("6.1.0", Scenario{Name: "dummy", Lines: lines(group, 298, 302, 307)}, Scenario{Name: "vlan", Lines: lines(group, 1)},
+		Scenario{Name: "gre", Error: "boom"})
+	m := a.merge(b)
+	if d := m.scenario("dummy"); len(d.Lines) != 6 {
+		t.Errorf("dummy: %d lines, want 6", len(d.Lines))
+	}
+	if v := m.scenario("vlan"); v.Skip != "" || len(v.Lines) != 1 {
+		t.Errorf("vlan: %+v", v)
+	}
+	if g := m.scenario("gre"); g == nil || g.Error != "boom" {
+		t.Errorf("gre: %+v", g)
+	}
+	if (*Results)(nil).merge(b) != b {
+		t.Error("the first boot's results are not taken as they are")
+	}
+}

@@ -142,6 +142,8 @@ func TestCheckBadInput(t *testing.T) {
 		"plot":                                            "plot takes one result document",
 		"check" + strings.Repeat(" --vm-kernel a", 9):     "--vm-kernel: at most 8 kernel configurations",
 		"check --vm-kernel a --vm-kernel b --save x.json": "save one kernel's results at a time",
+		"check --rounds 2":                                "--rounds interleaves the boots of several kernels",
+		"check --rounds 11 --vm-kernel a --vm-kernel b":   `--rounds "11" out of range: 1..10`,
 		"check --vm-kernel debian:7":                      `unknown Debian kernel "debian:7": valid are debian, debian:6.1, debian:6.12`,
 		"check --vm-kernel /nonexistent":                  "kernel image: stat /nonexistent",
 		"vm --kernel debian:6.2-rt -- kinds":              `unknown Debian kernel "debian:6.2-rt"`,

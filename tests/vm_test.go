@@ -235,7 +235,8 @@ func TestVMCheck(t *testing.T) {
 	}
 }
 
-// Three kernel configurations, one table: Debian's 6.1, its 6.12 (modules
+// Three kernel configurations, one table, each booted twice (3 repetitions
+// a boot, the order reversed in the second round): Debian's 6.1, its 6.12 (modules
 // compressed with xz, no modules.dep: read through the decompressor, loaded
 // by the guest's kernel), and 6.1 again booted with rcu_nocbs=all, named
 // by path. Each creates and group-deletes dummy, vlan, ipip and gre; the
@@ -251,9 +252,9 @@ func TestVMCheckMatrix(t *testing.T) {
 	  {"name": "vlan", "bench": {"kind": "vlan", "count": 50, "delete": ["group"]}},
 	  {"name": "ipip", "bench": {"kind": "ipip", "count": 50, "delete": ["group"]}},
 	  {"name": "gre", "bench": {"kind": "gre", "count": 50, "delete": ["group"]}}]}`, true,
-		"--vm-kernel", "debian", "--vm-kernel", "debian:6.12", "--vm-kernel", a.Vmlinuz+":"+a.Modules+" rcu_nocbs=all")
-	if len(m.Columns) != 3 {
-		t.Fatalf("%d columns, want 3", len(m.Columns))
+		"--vm-kernel", "debian", "--vm-kernel", "debian:6.12", "--vm-kernel", a.Vmlinuz+":"+a.Modules+" rcu_nocbs=all", "--rounds", "2")
+	if len(m.Columns) != 3 || m.Rounds != 2 {
+		t.Fatalf("%d columns in %d rounds, want 3 in 2", len(m.Columns), m.Rounds)
 	}
 	for i, want := range []struct{ release, pkg, cmdline string }{
 		{a.Release, a.Package, ""}, {b.Release, b.Package, ""}, {a.Release, "", "rcu_nocbs=all"},

@@ -41,6 +41,8 @@ func checkCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on the kernel configuration `SPEC`, 'K [ARGS]': K is debian (debian:6.1), debian:6.12, " +
 				"debian:6.1-rt, debian:6.12-rt, a Debian package (linux-image-...) or PATH[:MODULES_DIR]; ARGS go on its command line " +
 				"('debian:6.1 rcu_nocbs=all'); 2 to 8 times: compare each with the first"},
+			&cli.StringFlag{Name: "rounds", Value: "1", Usage: "with several --vm-kernel: boot each kernel `R` times (1..10), the order " +
+				"alternating round by round, each boot running every scenario ceil(repeat/R) times"},
 			formatFlag(checkFormats...), svgFlag, quietFlag,
 		},
 		Action: runCheck,
@@ -56,6 +58,7 @@ type checkArgs struct {
 	base      *check.Results
 	saved     *check.Results // --results: compare this instead of running
 	kernels   []*vm.Kernel
+	rounds    int
 	opts      check.RunOptions
 }
 
@@ -75,7 +78,7 @@ func runCheck(c *cli.Context) error {
 		return printCheck(c, a, check.Compare(a.base, a.saved, a.threshold), nil)
 	}
 	if len(a.kernels) >= 2 {
-		m, runErr := check.RunMatrix(c.Context, a.suite, a.kernels, a.threshold, a.opts)
+		m, runErr := check.RunMatrix(c.Context, a.suite, a.kernels, check.MatrixOptions{ThresholdPct: a.threshold, Rounds: a.rounds}, a.opts)
 		if m == nil {
 			return runErr
 		}
@@ -121,8 +124,13 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	if a.saved, err = readResults(c, "results"); err != nil {
 		return nil, err
 	}
+	if a.rounds, err = intFlag(c, "rounds", 1, 10); err != nil {
+		return nil, err
+	}
 	specs := c.StringSlice("vm-kernel")
 	switch {
+	case a.rounds > 1 && len(specs) < 2:
+		return nil, usagef("--rounds interleaves the boots of several kernels: give two or more --vm-kernel")
 	case a.saved != nil && (a.base == nil || len(specs) > 0 || c.String("save") != ""):
 		return nil, usagef("--results compares a saved run with --baseline FILE; it goes with neither --vm-kernel nor --save")
 	case a.saved != nil:
