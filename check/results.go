@@ -163,6 +163,10 @@ func NetnsLines(r *netnsbench.Report) []Line {
 		if run.DrainMethod != "" {
 			out = append(out, Line{Name: base + "Drain" + params, Iters: 1, Values: []Value{{float64(run.DrainNS), UnitNsPerOp}}})
 		}
+		if run.ExecNS > 0 { // the exec step, per namespace
+			out = append(out, Line{Name: base + "Exec" + params, Iters: run.Namespaces, Values: []Value{
+				{float64(run.ExecNS) / float64(run.Namespaces), UnitNsPerOp}, {run.ExecPerSec, UnitNsPerSec}}})
+		}
 	}
 	return out
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/devbulk/devbulk"
 
 	"github.com/devbulk/devbulk/bench"
-	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/vm"
 )
@@ -153,15 +152,21 @@ func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, erro
 		case "churn":
 			var o netnsbench.ChurnOptions
 			if o, err = n.churn(); err == nil {
-				o.Counter = ro.Counter
-				r, err = netnsbench.Churn(ctx, o)
+				if err = o.Payload.Prepare(); err == nil {
+					o.Counter = ro.Counter
+					r, err = netnsbench.Churn(ctx, o)
+				}
 			}
 		case "sequential":
-			r, err = netnsbench.Sequential(ctx, netnsbench.SequentialOptions{Count: n.Count})
+			r, err = netnsbench.Sequential(ctx, netnsbench.SequentialOptions{Count: n.Count, Profile: n.Profile})
 		case "create":
-			o := n.create()
-			o.Counter, o.MountDir = ro.Counter, ro.MountDir
-			r, err = netnsbench.Keep(ctx, o)
+			var o netnsbench.KeepOptions
+			if o, err = n.create(); err == nil {
+				if err = o.Payload.Prepare(); err == nil {
+					o.Counter, o.MountDir = ro.Counter, ro.MountDir
+					r, err = netnsbench.Keep(ctx, o)
+				}
+			}
 		}
 		if err != nil {
 			return lines, err
@@ -181,10 +186,7 @@ func runInVM(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	var modules []string
-	for _, k := range devices.All() {
-		modules = append(modules, k.Module)
-	}
+	modules := netnsbench.GuestModules()
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf("booting %s for %d scenarios", o.VM.Describe(), len(s.Scenarios)))
 	}

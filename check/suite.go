@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
@@ -58,9 +59,11 @@ type NetnsSpec struct {
 	Scenario  string `json:"scenario"` // churn, sequential or create
 	Workers   int    `json:"workers,omitempty"`
 	PerWorker int    `json:"per_worker,omitempty"`
-	Payload   string `json:"payload,omitempty"` // churn; default lo-up
-	Count     int    `json:"count,omitempty"`   // sequential, create
-	Veth      bool   `json:"veth,omitempty"`    // create
+	Payload   string `json:"payload,omitempty"`   // churn (default lo-up), create (default none): see netnsbench.ParsePayload
+	Count     int    `json:"count,omitempty"`     // sequential, create
+	Veth      bool   `json:"veth,omitempty"`      // create: payload veth:1
+	ExecStep  string `json:"exec_step,omitempty"` // create: see netnsbench.KeepOptions
+	Profile   bool   `json:"profile,omitempty"`   // churn, create, sequential: the cleanup worker by handler
 }
 
 // DefaultRepeat is a scenario's repeat count when the suite gives none.
@@ -172,7 +175,11 @@ func (n *NetnsSpec) check() error {
 	case "sequential":
 		return netnsbench.CheckCount(n.Count, 1)
 	case "create":
-		return n.create().Check()
+		o, err := n.create()
+		if err != nil {
+			return err
+		}
+		return o.Check()
 	}
 	return fmt.Errorf("netns scenario %q: valid are churn, sequential and create", n.Scenario)
 }
@@ -182,11 +189,20 @@ func (n *NetnsSpec) churn() (netnsbench.ChurnOptions, error) {
 		return netnsbench.ChurnOptions{}, fmt.Errorf("workers %d out of range: 1..1024", n.Workers)
 	}
 	p, err := netnsbench.ParsePayload(n.Payload)
-	return netnsbench.ChurnOptions{Workers: n.Workers, PerWorker: n.PerWorker, Payload: p}, err
+	return netnsbench.ChurnOptions{Workers: n.Workers, PerWorker: n.PerWorker, Payload: p, Profile: n.Profile}, err
 }
 
-func (n *NetnsSpec) create() netnsbench.KeepOptions {
-	return netnsbench.KeepOptions{Count: n.Count, Veth: n.Veth}
+func (n *NetnsSpec) create() (netnsbench.KeepOptions, error) {
+	o := netnsbench.KeepOptions{Count: n.Count, ExecStep: n.ExecStep, Profile: n.Profile}
+	spec := n.Payload
+	if n.Veth {
+		spec = strings.TrimPrefix(spec+",veth:1", ",")
+	}
+	var err error
+	if spec != "" {
+		o.Payload, err = netnsbench.ParsePayload(spec)
+	}
+	return o, err
 }
 
 // NeedsVM reports whether a scenario of the suite runs in the VM.

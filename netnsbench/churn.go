@@ -38,7 +38,8 @@ type ChurnOptions struct {
 	// (see kprofile), each run's.
 	Profile bool
 	// CompareExec runs, in every round, the classic shell form as well:
-	// each iteration `unshare -n sh -c 'ip link set lo up'` (lo-up only).
+	// each iteration `unshare -n sh -c SHELL`, SHELL the payload's shell
+	// form (Payload.Shell: ip link set lo up, sysctl -w, ipvsadm -A).
 	// The two modes alternate which goes first, round by round.
 	CompareExec bool
 	// SampleEvery is the backlog sampling period (default 10 ms).
@@ -107,8 +108,15 @@ type Run struct {
 	Profile  []kprofile.Entry `json:"profile,omitempty"`
 	WorkerNS int64            `json:"worker_ns,omitempty"`
 	// Rate (create only) is the creation rate curve, a point every step.
-	Rate   []RatePoint `json:"rate,omitempty"`
-	Series []Sample    `json:"series"`
+	Rate []RatePoint `json:"rate,omitempty"`
+	// ExecNS, ExecPerSec and ExecRate (create with an exec step) are the
+	// second phase: the command run in each kept namespace as `ip netns
+	// exec` runs it, one after the other, and its rate curve.
+	ExecStep   string      `json:"exec_step,omitempty"`
+	ExecNS     int64       `json:"exec_ns,omitempty"`
+	ExecPerSec float64     `json:"exec_per_sec,omitempty"`
+	ExecRate   []RatePoint `json:"exec_rate,omitempty"`
+	Series     []Sample    `json:"series"`
 }
 
 // RatePoint is the creation rate over one step of the create curve.
@@ -179,8 +187,10 @@ func CheckCount(total, alive int) error {
 
 // Check refuses options out of range, before anything is made.
 func (o ChurnOptions) Check() error {
-	if o.CompareExec && o.Payload.Name != "lo-up" {
-		return errors.New("exec mode runs the classic `unshare -n ip link set lo up`: payload lo-up only")
+	if o.CompareExec {
+		if _, err := o.Payload.Shell(); err != nil {
+			return fmt.Errorf("--compare exec: %w", err)
+		}
 	}
 	if o.Repeat < 0 || o.Repeat > MaxRepeat {
 		return fmt.Errorf("%d rounds out of range: 1..%d", o.Repeat, MaxRepeat)
@@ -259,22 +269,23 @@ func churnOnce(ctx context.Context, o ChurnOptions, exec bool, parent netns.NsHa
 			go func() {
 				defer wg.Done()
 				if exec {
+					shell, _ := o.Payload.Shell() // Check made sure it has one
 					for i := 0; i < o.PerWorker && ctx.Err() == nil && errs[w] == nil; i++ {
 						created.Add(1)
-						errs[w] = execIteration(ctx)
+						errs[w] = execIteration(ctx, shell)
 						released.Add(1)
 					}
 					return
 				}
-				errs[w] = inFreshNamespaces(ctx, o.PerWorker, &created, &released, func(int) error {
-					return o.Payload.apply(parent, int(seq.Add(1)))
+				errs[w] = inFreshNamespaces(ctx, o.PerWorker, &created, &released, func(i int) error {
+					return o.Payload.apply(parent, int(seq.Add(1)), i == 0)
 				})
 			}()
 		}
 		wg.Wait()
 		return errors.Join(errors.Join(errs...), ctx.Err())
 	}
-	err := measure(ctx, &run, body, nil, &created, &released, o.SampleEvery, counter(o.Counter, "churn "+run.Mode, run.Namespaces), prof)
+	err := measure(ctx, &run, steps{body: body}, &created, &released, o.SampleEvery, counter(o.Counter, "churn "+run.Mode, run.Namespaces), prof)
 	return run, err
 }
 
@@ -308,9 +319,10 @@ func counter(mk func(string, int) func(int), label string, total int) func(int) 
 	return mk(label, total)
 }
 
-// execIteration is one iteration of the classic shell form.
-func execIteration(ctx context.Context) error {
-	out, err := child.Command(ctx, "unshare", "-n", "sh", "-c", "ip link set lo up").CombinedOutput()
+// execIteration is one iteration of the classic shell form: `unshare -n
+// sh -c SHELL`.
+func execIteration(ctx context.Context, shell string) error {
+	out, err := child.Command(ctx, "unshare", "-n", "sh", "-c", shell).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("unshare -n: %v: %s", err, strings.TrimSpace(string(out)))
 	}
@@ -352,10 +364,17 @@ func inFreshNamespaces(ctx context.Context, n int, created, released *atomic.Int
 	})
 }
 
-// measure runs body (the creation phase) with the backlog sampler, then
-// release when there is one, then waits for the drain; with prof, the
-// cleanup worker is profiled from the start to the end of the drain.
-func measure(ctx context.Context, run *Run, body, release func() error, created, released *atomic.Int64, every time.Duration, progress func(int), prof *kprofile.Profiler) (err error) {
+// steps are what measure runs: body (the creation phase, timed as
+// CreateNS), exec (nil, or a phase that times itself: Keep's exec step),
+// and release (nil, or the release of what body kept, ReleaseNS).
+type steps struct{ body, exec, release func() error }
+
+// measure runs st.body (the creation phase) with the backlog sampler, then
+// st.exec and st.release when there are any, then waits for the drain;
+// with prof, the cleanup worker is profiled from the start to the end of
+// the drain.
+func measure(ctx context.Context, run *Run, st steps, created, released *atomic.Int64, every time.Duration, progress func(int), prof *kprofile.Profiler) (err error) {
+	body, release := st.body, st.release
 	if every <= 0 {
 		every = 10 * time.Millisecond
 	}
@@ -415,6 +434,9 @@ func measure(ctx context.Context, run *Run, body, release func() error, created,
 	run.UserNS, run.SysNS, run.KernelNS = user1-user0, sys1-sys0, int64(kafter-kbefore)
 	if n := created.Load(); n > 0 {
 		run.NetnsPerSec = float64(n) / time.Duration(run.CreateNS).Seconds()
+	}
+	if st.exec != nil && err == nil && ctx.Err() == nil {
+		err = st.exec()
 	}
 	if release != nil {
 		t := time.Now()
@@ -507,11 +529,11 @@ func Sequential(ctx context.Context, o SequentialOptions) (*Report, error) {
 			return ctx.Err()
 		}) // the thread goes home: the last namespace is released
 	}
-	err = measure(ctx, &run, func() error {
+	err = measure(ctx, &run, steps{body: func() error {
 		err := body()
 		released.Store(created.Load())
 		return err
-	}, nil, &created, &released, 0, nil, prof)
+	}}, &created, &released, 0, nil, prof)
 	r.Runs = append(r.Runs, run)
 	return r, err
 }

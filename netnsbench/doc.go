@@ -4,6 +4,13 @@
 // the kernel's cleanup worker then takes to dismantle them (the drain), with
 // the backlog of released-but-not-freed namespaces over time.
 //
+// A payload is a list of items each namespace gets in order (ParsePayload):
+// loopback up, net.* sysctls (written through the namespace's own
+// /proc/sys/net), veth pairs to a parent namespace, devices, IPVS virtual
+// services over generic netlink (github.com/cloudflare/ipvs), a shell
+// command. Kept namespaces can also run a command the way `ip netns exec`
+// does (KeepOptions.ExecStep), a phase of its own.
+//
 // Workers use unshare(2) and setns(2) on locked OS threads (internal/nsthread),
 // not `unshare` processes, so devbulk's own cost stays small next to the
 // kernel's; the exec mode runs the classic shell form for comparison. Churn

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -14,12 +15,18 @@ import (
 )
 
 // KeepOptions describe `netns create`: Count namespaces made one after
-// the other and all kept, each bind-mounted under o.MountDir, with a veth
-// pair to the run's parent namespace when Veth; then all released.
+// the other, each given the Payload and kept, bind-mounted under
+// o.MountDir; then, with ExecStep, a command run in each; then all
+// released.
 type KeepOptions struct {
 	Count int
-	Veth  bool
-	// Step is the rate curve's step in namespaces (default Count/20, at
+	// Payload is applied to each namespace once it is kept (zero: none).
+	Payload Payload
+	// ExecStep, when set, is run in every kept namespace after they are
+	// all made, the way `ip netns exec NAME sh -c CMD` runs it (see
+	// netnsExec): a phase of its own, with its own rate curve.
+	ExecStep string
+	// Step is the rate curves' step in namespaces (default Count/20, at
 	// least 1).
 	Step        int
 	SampleEvery time.Duration
@@ -37,17 +44,21 @@ func (o KeepOptions) Check() error {
 	if o.Step < 0 || o.Step > o.Count {
 		return fmt.Errorf("step %d out of range: 1..%d (the count)", o.Step, o.Count)
 	}
+	if o.ExecStep != "" && strings.TrimSpace(o.ExecStep) == "" {
+		return errors.New("--exec-step: an empty command")
+	}
 	alive := o.Count // and the veth peers' parent
-	if o.Veth {
+	if o.Payload.needsParent {
 		alive++
 	}
 	return CheckCount(o.Count, alive)
 }
 
 // Keep makes and keeps o.Count namespaces, recording the creation rate
-// every o.Step, then releases them all and measures the drain. Whatever it
-// made is released before it returns, on error and on cancellation too; a
-// devbulk killed meanwhile leaves mounts that Cleanup removes.
+// every o.Step, runs the exec step in each, then releases them all and
+// measures the drain. Whatever it made is released before it returns, on
+// error and on cancellation too; a devbulk killed meanwhile leaves mounts
+// that Cleanup removes.
 func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
@@ -57,7 +68,7 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 		step = max(1, o.Count/20)
 	}
 	parent := netns.None()
-	if o.Veth {
+	if o.Payload.needsParent {
 		var err error
 		if parent, err = nsthread.New(); err != nil {
 			return nil, err
@@ -73,35 +84,31 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Header: devbulk.NewHeader(), Scenario: "create"}
-	run := Run{Mode: "direct", Workers: 1, PerWorker: o.Count, Namespaces: o.Count, Payload: "none"}
-	if o.Veth {
-		run.Payload = "veth"
+	run := Run{Mode: "direct", Workers: 1, PerWorker: o.Count, Namespaces: o.Count, Payload: "none", ExecStep: o.ExecStep}
+	if o.Payload.Name != "" {
+		run.Payload = o.Payload.Name
 	}
 	var created, released atomic.Int64
 	body := func() error {
-		start, last := time.Now(), time.Now()
+		curve := newCurve(step, o.Count)
 		// Counted once mounted: release unmounts what was counted.
 		err := inFreshNamespaces(ctx, o.Count, nil, nil, func(i int) error {
 			if err := m.keep(i); err != nil {
 				return err
 			}
 			created.Add(1)
-			if o.Veth {
-				if err := vethToParent(parent, i); err != nil {
+			if o.Payload.items != nil {
+				if err := o.Payload.apply(parent, i, i == 0); err != nil {
 					return err
 				}
 			}
-			if n := int(created.Load()); n%step == 0 || n == o.Count {
-				now := time.Now()
-				run.Rate = append(run.Rate, RatePoint{Created: n, TNS: now.Sub(start).Nanoseconds(),
-					NetnsPerSec: float64(n-prevCreated(run.Rate)) / now.Sub(last).Seconds()})
-				last = now
-			}
+			curve.point(int(created.Load()))
 			return nil
 		})
+		run.Rate = curve.points
 		return errors.Join(err, ctx.Err())
 	}
-	release := func() error {
+	st := steps{body: body, release: func() error {
 		for i := range int(created.Load()) {
 			if err := m.release(i); err != nil {
 				return err
@@ -109,13 +116,51 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 			released.Add(1)
 		}
 		return nil
+	}}
+	if o.ExecStep != "" {
+		st.exec = func() error {
+			curve, start := newCurve(step, o.Count), time.Now()
+			n := int(created.Load())
+			for i := 0; i < n && ctx.Err() == nil; i++ {
+				if err := netnsExec(ctx, m.path(i), o.ExecStep); err != nil {
+					return fmt.Errorf("exec step in namespace %d: %w", i, err)
+				}
+				curve.point(i + 1)
+			}
+			run.ExecNS, run.ExecRate = time.Since(start).Nanoseconds(), curve.points
+			run.ExecPerSec = float64(n) / time.Since(start).Seconds()
+			return ctx.Err()
+		}
 	}
-	err = measure(ctx, &run, body, release, &created, &released, o.SampleEvery, counter(o.Counter, "create", o.Count), prof)
+	err = measure(ctx, &run, st, &created, &released, o.SampleEvery, counter(o.Counter, "create", o.Count), prof)
 	if _, rerr := m.remove(); rerr != nil { // after a failed release: whatever is left
 		err = errors.Join(err, rerr)
 	}
 	r.Runs = append(r.Runs, run)
 	return r, err
+}
+
+// curve records a rate curve: a point every step, and at the last.
+type curve struct {
+	step, last int
+	start, at  time.Time
+	points     []RatePoint
+}
+
+func newCurve(step, last int) *curve {
+	now := time.Now()
+	return &curve{step: step, last: last, start: now, at: now}
+}
+
+// point notes that n are done.
+func (c *curve) point(n int) {
+	if n%c.step != 0 && n != c.last {
+		return
+	}
+	now := time.Now()
+	c.points = append(c.points, RatePoint{Created: n, TNS: now.Sub(c.start).Nanoseconds(),
+		NetnsPerSec: float64(n-prevCreated(c.points)) / now.Sub(c.at).Seconds()})
+	c.at = now
 }
 
 func prevCreated(rate []RatePoint) int {

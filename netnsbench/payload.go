@@ -2,7 +2,12 @@ package netnsbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,62 +20,180 @@ import (
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
-// Payload is what each namespace gets before it is released.
+// Payload is what each namespace gets, a list of items applied in order:
+// lo-up, sysctl:KEY=VALUE, veth:N, devices:KIND:COUNT, ipvs:N, exec:CMD
+// (last: the command runs to the end of the list), and router, the 2014
+// regression's script (lo-up, sysctl:net.ipv4.ip_forward=1, veth:2).
 type Payload struct {
-	Name string
-	// Kind is the device kind a devices:KIND:COUNT payload creates (nil
-	// otherwise): check that the kernel has it before a run starts.
-	Kind *devices.Kind
-	// apply runs on a locked thread inside the namespace, with the run's
-	// parent namespace and the namespace's sequence number.
-	apply func(parent netns.NsHandle, seq int) error
-	// needsParent: the payload pairs with the parent namespace.
+	// Name is the list as given ("lo-up" when none was).
+	Name  string
+	items []item
+	// Kinds are the device kinds the payload creates: a run checks that
+	// the kernel has them before it starts.
+	Kinds []*devices.Kind
+	// IPVS is the number of IPVS virtual services each namespace gets.
+	IPVS int
+	// needsParent: some item pairs with the run's parent namespace.
 	needsParent bool
 }
 
-// MaxPayloadDevices bounds devices:KIND:COUNT.
-const MaxPayloadDevices = 10000
+// item is one step of a payload.
+type item struct {
+	name string
+	// apply runs on a locked thread inside the namespace, with the run's
+	// parent namespace and the namespace's sequence number; first is set
+	// in each worker's first namespace (where the payload is verified).
+	apply func(parent netns.NsHandle, seq int, first bool) error
+	// shell is the item as a shell command, for exec mode ("" where it
+	// has none).
+	shell string
+}
 
-// ParsePayload parses lo-up, devices:KIND:COUNT, veth or exec:CMD.
+// Limits of the payload items.
+const (
+	MaxPayloadDevices = 10000 // devices:KIND:COUNT
+	MaxVeths          = 64    // veth:N
+	MaxIPVSServices   = 10000 // ipvs:N
+)
+
+// ParsePayload parses a comma-separated list of payload items (see
+// Payload); "" is lo-up. Unknown items and values out of range are errors
+// that name them.
 func ParsePayload(s string) (Payload, error) {
+	p := Payload{Name: s}
+	if s == "" {
+		p.Name = "lo-up"
+	}
+	rest := p.Name
+	for rest != "" {
+		var word string
+		if strings.HasPrefix(rest, "exec:") {
+			word, rest = rest, "" // the command may hold commas
+		} else {
+			word, rest, _ = strings.Cut(rest, ",")
+		}
+		if err := p.add(word); err != nil {
+			return Payload{}, err
+		}
+	}
+	if len(p.items) == 0 {
+		return Payload{}, errors.New("empty payload: give items such as lo-up,sysctl:net.ipv4.ip_forward=1,veth:2")
+	}
+	return p, nil
+}
+
+var sysctlKey = regexp.MustCompile(`^net\.[A-Za-z0-9_.-]+$`)
+
+// add parses one item.
+func (p *Payload) add(word string) error {
+	name, arg, _ := strings.Cut(word, ":")
+	count := func(max int) (int, error) {
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 1 || n > max {
+			return 0, fmt.Errorf("payload item %q: N out of range: 1..%d", word, max)
+		}
+		return n, nil
+	}
 	switch {
-	case s == "" || s == "lo-up":
-		return Payload{Name: "lo-up", apply: loUp}, nil
-	case s == "veth":
-		return Payload{Name: "veth", apply: vethToParent, needsParent: true}, nil
-	case strings.HasPrefix(s, "exec:"):
-		cmd := strings.TrimPrefix(s, "exec:")
-		if strings.TrimSpace(cmd) == "" {
-			return Payload{}, fmt.Errorf("payload exec: needs a command, as in exec:'ip link set lo up'")
+	case word == "lo-up":
+		p.items = append(p.items, item{name: word, apply: loUp, shell: "ip link set lo up"})
+	case word == "router":
+		for _, w := range []string{"lo-up", "sysctl:net.ipv4.ip_forward=1", "veth:2"} {
+			if err := p.add(w); err != nil {
+				return err
+			}
 		}
-		return Payload{Name: s, apply: func(netns.NsHandle, int) error { return run(cmd) }}, nil
-	case strings.HasPrefix(s, "devices:"):
-		f := strings.Split(s, ":")
-		if len(f) != 3 {
-			return Payload{}, fmt.Errorf("payload %q: want devices:KIND:COUNT", s)
+	case word == "veth" || name == "veth":
+		n := 1
+		if word != "veth" {
+			var err error
+			if n, err = count(MaxVeths); err != nil {
+				return err
+			}
 		}
-		k, err := devices.Lookup(f[1])
+		p.needsParent = true
+		p.addKind(devices.Veth)
+		p.items = append(p.items, item{name: word, apply: func(parent netns.NsHandle, seq int, _ bool) error { return vethsToParent(parent, seq, n) }})
+	case name == "sysctl":
+		key, value, ok := strings.Cut(arg, "=")
+		if !ok || !sysctlKey.MatchString(key) || strings.Contains(key, "..") || value == "" || strings.ContainsAny(value, "\n\x00") {
+			return fmt.Errorf("payload item %q: want sysctl:KEY=VALUE with a net.* KEY (a namespace's own settings, as net.ipv4.ip_forward)", word)
+		}
+		p.items = append(p.items, item{name: word, apply: func(netns.NsHandle, int, bool) error { return writeSysctl(key, value) },
+			shell: fmt.Sprintf("sysctl -qw %s=%s", key, value)})
+	case name == "devices":
+		kind, n, ok := strings.Cut(arg, ":")
+		if !ok {
+			return fmt.Errorf("payload item %q: want devices:KIND:COUNT", word)
+		}
+		k, err := devices.Lookup(kind)
 		if err != nil {
-			return Payload{}, fmt.Errorf("payload %q: %w", s, err)
+			return fmt.Errorf("payload item %q: %w", word, err)
 		}
 		if k.NeedsLower {
-			return Payload{}, fmt.Errorf("payload %q: kinds with a lower device are not payloads; use dummy, ifb, veth, bridge, vxlan, ipip, gre or gretap", s)
+			return fmt.Errorf("payload item %q: kinds with a lower device are not payloads; use dummy, ifb, veth, bridge, vxlan, ipip, gre or gretap", word)
 		}
-		n, err := strconv.Atoi(f[2])
-		if err != nil || n < 1 || n > MaxPayloadDevices {
-			return Payload{}, fmt.Errorf("payload %q: COUNT out of range: 1..%d", s, MaxPayloadDevices)
-		}
-		links, err := k.Plan(devices.Options{Count: n, Prefix: "p"})
+		arg = n
+		c, err := count(MaxPayloadDevices)
 		if err != nil {
-			return Payload{}, fmt.Errorf("payload %q: %w", s, err)
+			return fmt.Errorf("payload item %q: COUNT out of range: 1..%d", word, MaxPayloadDevices)
 		}
-		return Payload{Name: s, Kind: k, apply: func(netns.NsHandle, int) error { return create(links) }}, nil
+		links, err := k.Plan(devices.Options{Count: c, Prefix: "p"})
+		if err != nil {
+			return fmt.Errorf("payload item %q: %w", word, err)
+		}
+		p.addKind(k)
+		p.items = append(p.items, item{name: word, apply: func(netns.NsHandle, int, bool) error { return create(links) }})
+	case name == "ipvs":
+		n, err := count(MaxIPVSServices)
+		if err != nil {
+			return err
+		}
+		p.IPVS += n
+		p.items = append(p.items, item{name: word, apply: func(_ netns.NsHandle, _ int, first bool) error { return addIPVSServices(n, first) },
+			shell: ipvsadmLines(n)})
+	case name == "exec":
+		if strings.TrimSpace(arg) == "" {
+			return fmt.Errorf("payload item exec: needs a command, as in exec:'ip link set lo up'")
+		}
+		p.items = append(p.items, item{name: word, apply: func(netns.NsHandle, int, bool) error { return run(arg) }, shell: arg})
+	default:
+		return fmt.Errorf("unknown payload item %q (valid: lo-up, sysctl:KEY=VALUE, veth:N, devices:KIND:COUNT, ipvs:N, exec:CMD, router)", word)
 	}
-	return Payload{}, fmt.Errorf("unknown payload %q (valid: lo-up, devices:KIND:COUNT, veth, exec:CMD)", s)
+	return nil
+}
+
+func (p *Payload) addKind(k *devices.Kind) {
+	if !slices.Contains(p.Kinds, k) {
+		p.Kinds = append(p.Kinds, k)
+	}
+}
+
+// apply applies every item in order.
+func (p Payload) apply(parent netns.NsHandle, seq int, first bool) error {
+	for _, it := range p.items {
+		if err := it.apply(parent, seq, first); err != nil {
+			return fmt.Errorf("payload %s: %w", it.name, err)
+		}
+	}
+	return nil
+}
+
+// Shell is the payload as one shell command (`unshare -n sh -c SHELL` is
+// its classic form), or an error naming an item that has none.
+func (p Payload) Shell() (string, error) {
+	var cmds []string
+	for _, it := range p.items {
+		if it.shell == "" {
+			return "", fmt.Errorf("payload item %s has no shell form (exec mode runs lo-up, sysctl, ipvs and exec items)", it.name)
+		}
+		cmds = append(cmds, it.shell)
+	}
+	return strings.Join(cmds, "; "), nil
 }
 
 // loUp sets the namespace's loopback up, as `ip link set lo up` does.
-func loUp(netns.NsHandle, int) error {
+func loUp(netns.NsHandle, int, bool) error {
 	c, err := nlbatch.DialHere(nlbatch.Options{RcvBuf: 64 << 10})
 	if err != nil {
 		return err
@@ -81,6 +204,21 @@ func loUp(netns.NsHandle, int) error {
 	msg.Index, msg.Flags, msg.Change = 1, unix.IFF_UP, unix.IFF_UP // lo is ifindex 1 in every namespace
 	req.AddData(msg)
 	return c.Do(context.Background(), req.Serialize())
+}
+
+// writeSysctl writes a net.* setting of the calling thread's namespace:
+// /proc/sys/net answers for the namespace of the thread that opens it.
+func writeSysctl(key, value string) error {
+	path := filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))
+	f, err := os.OpenFile(path, os.O_WRONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func create(links []devices.Link) error {
@@ -105,16 +243,30 @@ func create(links []devices.Link) error {
 	return nil
 }
 
-// vethToParent creates a veth pair inside the namespace whose peer lives in
-// the run's parent namespace, as container runtimes do.
-func vethToParent(parent netns.NsHandle, seq int) error {
+// vethsToParent creates n veth pairs inside the namespace (eth0..) whose
+// peers live in the run's parent namespace, as container runtimes do.
+func vethsToParent(parent netns.NsHandle, seq, n int) error {
 	c, err := nlbatch.DialHere(nlbatch.Options{RcvBuf: 64 << 10})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	l := devices.Link{Kind: devices.Veth, Name: "eth0", Peer: fmt.Sprintf("v%d", seq), PeerNetns: int(parent)}
-	return c.Do(context.Background(), l.Message())
+	for i := range n {
+		l := devices.Link{Kind: devices.Veth, Name: fmt.Sprintf("eth%d", i), Peer: vethPeer(seq, i), PeerNetns: int(parent)}
+		if err := c.Do(context.Background(), l.Message()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// vethPeer names the parent's end of a namespace's i-th pair: v SEQ,
+// then _I past the first (at most 15 bytes for a million namespaces).
+func vethPeer(seq, i int) string {
+	if i == 0 {
+		return fmt.Sprintf("v%d", seq)
+	}
+	return fmt.Sprintf("v%d_%d", seq, i)
 }
 
 // run runs a shell command, which inherits the locked thread's namespace

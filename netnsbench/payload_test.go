@@ -1,28 +1,74 @@
 package netnsbench
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 )
 
 func TestParsePayload(t *testing.T) {
-	for _, good := range []string{"", "lo-up", "veth", "exec:ip link set lo up", "devices:ifb:3", "devices:dummy:10000"} {
-		if _, err := ParsePayload(good); err != nil {
-			t.Errorf("%q: %v", good, err)
+	for _, tc := range []struct {
+		spec, items, shell string
+		ipvs               int
+		parent             bool
+	}{
+		{"", "lo-up", "ip link set lo up", 0, false},
+		{"lo-up,sysctl:net.ipv4.ip_forward=1,veth:2", "lo-up sysctl:net.ipv4.ip_forward=1 veth:2", "", 0, true},
+		{"router", "lo-up sysctl:net.ipv4.ip_forward=1 veth:2", "", 0, true},
+		{"veth", "veth", "", 0, true},
+		{"ipvs:3", "ipvs:3", "ipvsadm -A -t 198.18.0.1:80 -s rr; ipvsadm -A -t 198.18.0.2:80 -s rr; ipvsadm -A -t 198.18.0.3:80 -s rr", 3, false},
+		{"lo-up,sysctl:net.core.somaxconn=512", "lo-up sysctl:net.core.somaxconn=512", "ip link set lo up; sysctl -qw net.core.somaxconn=512", 0, false},
+		{"devices:ifb:3,exec:echo a,b; true", "devices:ifb:3 exec:echo a,b; true", "", 0, false},
+		{"lo-up,exec:ip -o link | grep -c lo", "lo-up exec:ip -o link | grep -c lo", "ip link set lo up; ip -o link | grep -c lo", 0, false},
+	} {
+		p, err := ParsePayload(tc.spec)
+		if err != nil {
+			t.Errorf("%q: %v", tc.spec, err)
+			continue
+		}
+		var names []string
+		for _, it := range p.items {
+			names = append(names, it.name)
+		}
+		shell, _ := p.Shell()
+		if strings.Join(names, " ") != tc.items || shell != tc.shell || p.IPVS != tc.ipvs || p.needsParent != tc.parent {
+			t.Errorf("%q: items %q, shell %q, ipvs %d, parent %v", tc.spec, names, shell, p.IPVS, p.needsParent)
 		}
 	}
-	for _, bad := range []string{"lo", "exec:", "exec:  ", "devices:ifb", "devices:ifb:0", "devices:ifb:10001", "devices:vlan:3", "devices:nosuch:3", "devices:ifb:3:4"} {
-		if _, err := ParsePayload(bad); err == nil {
-			t.Errorf("%q accepted", bad)
+	for bad, want := range map[string]string{
+		"lo":                             `unknown payload item "lo"`,
+		"lo-up,,veth":                    `unknown payload item ""`,
+		"exec:":                          "needs a command",
+		"exec:  ":                        "needs a command",
+		"devices:ifb":                    "want devices:KIND:COUNT",
+		"devices:ifb:0":                  "COUNT out of range: 1..10000",
+		"devices:ifb:10001":              "COUNT out of range: 1..10000",
+		"devices:vlan:3":                 "not payloads",
+		"devices:nosuch:3":               "nosuch",
+		"devices:ifb:3:4":                "COUNT out of range",
+		"veth:0":                         "N out of range: 1..64",
+		"veth:65":                        "N out of range: 1..64",
+		"ipvs:0":                         "N out of range: 1..10000",
+		"ipvs:x":                         "N out of range",
+		"sysctl:kernel.panic=1":          "net.* KEY",
+		"sysctl:net.ipv4.ip_forward":     "want sysctl:KEY=VALUE",
+		"sysctl:net.ipv4.ip_forward=":    "want sysctl:KEY=VALUE",
+		"sysctl:net.ipv4/../../x=1":      "net.* KEY",
+		"sysctl:net..ipv4.ip_forward=1":  "net.* KEY",
+		"sysctl:net.ipv4.ip_forward=1\n": "want sysctl:KEY=VALUE",
+	} {
+		if _, err := ParsePayload(bad); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error with %q", bad, err, want)
 		}
+	}
+	if _, err := (Payload{items: []item{{name: "veth:1"}}}).Shell(); err == nil || !strings.Contains(err.Error(), "veth:1 has no shell form") {
+		t.Errorf("veth's shell form: %v", err)
 	}
 }
 
-// What ParsePayload accepts names itself, and a devices payload names its
-// kind with a count in range.
+// What ParsePayload accepts names itself, is made of known items with
+// values in range, and a sysctl never leaves /proc/sys/net.
 func FuzzParsePayload(f *testing.F) {
-	for _, s := range []string{"lo-up", "veth", "exec:true", "devices:ifb:3", "devices:vlan:1"} {
+	for _, s := range []string{"lo-up", "veth", "exec:true", "devices:ifb:3", "devices:vlan:1", "router,ipvs:2", "sysctl:net.a=b,veth:3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -33,13 +79,18 @@ func FuzzParsePayload(f *testing.F) {
 		if p.Name != s && !(s == "" && p.Name == "lo-up") {
 			t.Fatalf("%q parsed as %q", s, p.Name)
 		}
-		if f := strings.Split(s, ":"); f[0] == "devices" {
-			n, err := strconv.Atoi(f[2])
-			if p.Kind == nil || p.Kind.NeedsLower || err != nil || n < 1 || n > MaxPayloadDevices {
-				t.Fatalf("%q accepted: kind %v", s, p.Kind)
+		for _, it := range p.items {
+			if name, arg, _ := strings.Cut(it.name, ":"); name == "sysctl" && (!strings.HasPrefix(arg, "net.") || strings.Contains(arg, "..") || strings.Contains(arg, "/")) {
+				t.Fatalf("%q: sysctl item %q", s, it.name)
 			}
-		} else if p.Kind != nil {
-			t.Fatalf("%q has a kind", s)
+		}
+		for _, k := range p.Kinds {
+			if k.NeedsLower {
+				t.Fatalf("%q accepted a kind with a lower device: %s", s, k.Name)
+			}
+		}
+		if p.IPVS < 0 || p.IPVS > MaxIPVSServices*len(p.items) {
+			t.Fatalf("%q: %d IPVS services", s, p.IPVS)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/internal/result"
 )
 
@@ -34,17 +35,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	for _, run := range r.Runs {
-		if len(run.Rate) == 0 {
-			continue
-		}
-		fmt.Fprintln(w, "\ncreation rate (netns/s over each step):")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "namespaces\telapsed\tnetns/s\t")
-		for _, p := range run.Rate {
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t\n", p.Created, result.FormatNS(p.TNS), p.NetnsPerSec)
-		}
-		if err := tw.Flush(); err != nil {
+		if err := writeCurve(w, "creation rate (netns/s over each step)", run.Rate); err != nil {
 			return err
+		}
+		if run.ExecStep != "" && run.ExecNS > 0 {
+			fmt.Fprintf(w, "\nexec step, as ip netns exec runs it, in each namespace: %s in %s (%.0f/s): %s\n",
+				devbulk.Plural(run.Namespaces, "namespace"), result.FormatNS(run.ExecNS), run.ExecPerSec, run.ExecStep)
+			if err := writeCurve(w, "exec step rate (namespaces/s over each step)", run.ExecRate); err != nil {
+				return err
+			}
 		}
 	}
 	if err := r.writeProfiles(w); err != nil {
@@ -126,4 +125,18 @@ func (r *Report) writeProfiles(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// writeCurve prints a rate curve under its title (nothing without points).
+func writeCurve(w io.Writer, title string, points []RatePoint) error {
+	if len(points) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "namespaces\telapsed\tper s\t")
+	for _, p := range points {
+		fmt.Fprintf(tw, "%d\t%s\t%.0f\t\n", p.Created, result.FormatNS(p.TNS), p.NetnsPerSec)
+	}
+	return tw.Flush()
 }

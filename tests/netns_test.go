@@ -55,7 +55,7 @@ func TestNetnsScenarios(t *testing.T) {
 			return netnsbench.Sequential(ctx, netnsbench.SequentialOptions{Count: 50})
 		}},
 		{"create-veth", func() (*netnsbench.Report, error) {
-			return netnsbench.Keep(ctx, netnsbench.KeepOptions{Count: 60, Veth: true, Step: 20, MountDir: mounts})
+			return netnsbench.Keep(ctx, netnsbench.KeepOptions{Count: 60, Payload: payload("veth"), Step: 20, MountDir: mounts})
 		}},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
@@ -82,6 +82,46 @@ func TestNetnsScenarios(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(mounts); len(ents) != 0 {
 		t.Errorf("%d entries left in the mount directory", len(ents))
+	}
+}
+
+// Composed payloads, as the 2014 regression's script made each namespace:
+// loopback up, IP forwarding on, two veth pairs to a parent. Every
+// namespace gets them (an exec item or step checks the sysctl and eth1
+// from inside; the step sees them in /sys too, which takes ip netns exec's
+// /sys remount), the exec step is its own phase with its own curve,
+// and every namespace is gone afterwards (the drain's count back to where
+// it was: the run fails otherwise).
+func TestNetnsRouterPayload(t *testing.T) {
+	needKind(t, "veth")
+	forwarding := `test "$(cat /proc/sys/net/ipv4/ip_forward)" = 1`
+	r := run(t, t.TempDir(), "netns", "churn", "--workers", "2", "--per-worker", "20", "--payload",
+		"lo-up,sysctl:net.ipv4.ip_forward=1,veth:2,exec:"+forwarding+" && ip link show eth1 >/dev/null", "--json")
+	var rep netnsbench.Report
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || len(rep.Runs) != 1 || rep.Runs[0].Namespaces != 40 || rep.Runs[0].DrainMethod == "" {
+		t.Fatalf("churn: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// /sys shows the namespace's own devices only under ip netns exec's
+	// remount: the step's view.
+	inside := forwarding + ` && test -e /sys/class/net/eth1 && ! test -e /sys/class/net/eth2`
+	r = run(t, t.TempDir(), "netns", "create", "--count", "30", "--step", "10", "--payload", "router", "--exec-step", inside, "--json")
+	rep = netnsbench.Report{}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || len(rep.Runs) != 1 {
+		t.Fatalf("create: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	c := rep.Runs[0]
+	if c.Payload != "router" || c.ExecNS <= 0 || c.ExecPerSec <= 0 || len(c.ExecRate) != 3 || c.ExecRate[2].Created != 30 || len(c.Rate) != 3 || c.DrainMethod == "" {
+		t.Errorf("create with an exec step: %+v", c)
+	}
+	// A step that fails in a namespace fails the run, and still leaves
+	// nothing behind.
+	state := t.TempDir()
+	r = run(t, state, "netns", "create", "--count", "5", "--payload", "lo-up", "--exec-step", "test -e /sys/class/net/eth0")
+	if r.code != 1 || !strings.Contains(r.stderr, "exec step in namespace 0") {
+		t.Errorf("a failing exec step: exit %d, %s", r.code, r.stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(state, "netns", "*", "*")); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
 

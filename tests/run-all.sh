@@ -20,8 +20,9 @@ apt-get update -qq
 # runs at all). bsdutils: script(1) for the progress-bar test on a pty.
 # linux-source-6.1 and python3: the kernel's own KTAP parser
 # (tools/testing/kunit/kunit.py) reads what `check --format ktap` writes.
+# ipvsadm: the classic form of ipvs payloads, which the VM carries.
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	iproute2 qemu-system-x86 busybox-static gcc libc6-dev bsdutils linux-source-6.1 python3 >/dev/null
+	iproute2 qemu-system-x86 busybox-static gcc libc6-dev bsdutils linux-source-6.1 python3 ipvsadm >/dev/null
 # The kernel's own tools, from the same tree: the KTAP parser, and the
 # kselftest runner (run_kselftest.sh, kselftest/runner.sh) that runs
 # kselftest/devbulk_check.sh as fleets (KernelCI, LKFT) would.

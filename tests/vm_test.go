@@ -17,7 +17,6 @@ import (
 
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/check"
-	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/kmod"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/rcutrace"
@@ -86,9 +85,7 @@ func bootVM(t *testing.T, k *vm.Kernel, init string, args ...string) (string, st
 // test log says so; a second lock-up fails the test.
 func bootVMWith(t *testing.T, k *vm.Kernel, cfg vm.Config, timeout time.Duration, init string, args ...string) (string, string) {
 	t.Helper()
-	for _, kind := range devices.All() {
-		cfg.Modules = append(cfg.Modules, kind.Module)
-	}
+	cfg.Modules = netnsbench.GuestModules()
 	cfg.Kernel, cfg.Devbulk = k, init
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -625,5 +622,42 @@ func TestVMProfile(t *testing.T) {
 	}
 	if handlers < 10 || run.WorkerNS <= 0 || sum > run.WorkerNS {
 		t.Errorf("netns churn profile: %d pernet handlers named, their time and the rest %d ns against the worker's %d ns:\n%+v", handlers, sum, run.WorkerNS, run.Profile)
+	}
+}
+
+// Namespace payloads that need the VM's kernel (IPVS, with ip_vs loaded
+// by devbulk from the guest's modules): three IPVS services in every
+// namespace, churned and kept, counted from inside by ipvsadm (and by
+// devbulk's own dump in each worker's first namespace), the drain seen;
+// the classic form beside it (unshare -n sh -c 'ipvsadm -A ...'); and the
+// 2014 script's router namespaces with an exec step as ip netns exec runs
+// it.
+func TestVMNetnsPayloads(t *testing.T) {
+	k := needVM(t)
+	if _, err := exec.LookPath("ipvsadm"); err != nil {
+		t.Fatal("ipvsadm is not installed (tests/run-all.sh installs it): the VM carries the host's")
+	}
+	bin := staticBinary(t, "../cmd/devbulk", false)
+	three := `test "$(ipvsadm -Ln | grep -c '^TCP  198\.18\.0\.[123]:80 rr')" = 3`
+	for _, args := range [][]string{
+		{"netns", "churn", "--workers", "2", "--per-worker", "10", "--payload", "ipvs:3,exec:" + three, "--json"},
+		{"netns", "churn", "--workers", "2", "--per-worker", "10", "--payload", "ipvs:3", "--compare", "exec", "--json"},
+		{"netns", "create", "--count", "20", "--step", "10", "--payload", "ipvs:3", "--exec-step", three, "--json"},
+		{"netns", "create", "--count", "20", "--step", "10", "--payload", "router", "--exec-step",
+			`test "$(cat /proc/sys/net/ipv4/ip_forward)" = 1 && test -e /sys/class/net/eth1`, "--json"},
+	} {
+		out, _ := bootVM(t, k, bin, args...)
+		var r netnsbench.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		for _, run := range r.Runs {
+			if run.Namespaces != 20 || run.DrainMethod == "" || (r.Scenario == "create" && run.ExecNS <= 0) {
+				t.Errorf("%v: %s run %+v", args, run.Mode, run)
+			}
+		}
+		if args[5] == "ipvs:3" && args[6] == "--compare" && (len(r.Runs) != 2 || r.Runs[1].Mode != "exec") {
+			t.Errorf("%v: runs %+v, want direct and exec", args, r.Runs)
+		}
 	}
 }

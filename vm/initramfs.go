@@ -52,6 +52,13 @@ func (r *Initramfs) Write(w io.Writer) error {
 			return fmt.Errorf("ip: %w", err)
 		}
 	}
+	// ipvsadm, where the host has it, for the classic form of ipvs
+	// payloads (netns churn --compare exec).
+	if ipvsadm, err := exec.LookPath("ipvsadm"); err == nil {
+		if err := addProgram(files, "/usr/sbin/ipvsadm", ipvsadm); err != nil {
+			return fmt.Errorf("ipvsadm: %w", err)
+		}
+	}
 	generated := map[string][]byte{}
 	for p, b := range r.Files {
 		generated[p] = b
@@ -91,8 +98,9 @@ func (r *Initramfs) Write(w io.Writer) error {
 		}
 	}
 	if files["/bin/busybox"] != "" {
-		// sh for exec payloads; unshare for netns churn --compare exec.
-		for _, applet := range []string{"/bin/sh", "/bin/unshare"} {
+		// sh for exec payloads; unshare and sysctl for netns churn
+		// --compare exec (and the tests' commands: cat, test, ls).
+		for _, applet := range []string{"/bin/sh", "/bin/unshare", "/bin/sysctl", "/bin/cat", "/bin/test", "/bin/ls"} {
 			if err := writeBytes(cw, applet, []byte("busybox"), cpio.TypeSymlink|0o777); err != nil {
 				return err
 			}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"slices"
+	"strings"
 
 	"github.com/devbulk/devbulk"
 
@@ -28,8 +30,9 @@ func netnsCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "workers", Value: "2", Usage: "parallel workers (1..1024)"},
 					&cli.StringFlag{Name: "per-worker", Value: "100", Usage: "namespaces per worker"},
-					&cli.StringFlag{Name: "payload", Value: "lo-up", Usage: "lo-up, devices:KIND:COUNT, veth or exec:CMD"},
-					&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the shell form, unshare -n sh -c 'ip link set lo up', side by side (the order alternating round by round)"},
+					payloadFlag("lo-up"),
+					&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the payload's classic shell form, unshare -n sh -c '...' (ip link set lo up, " +
+						"sysctl -w, ipvsadm -A), side by side (the order alternating round by round)"},
 					&cli.StringFlag{Name: "repeat", Value: "1", Usage: "rounds (1..100); each waits for the kernel to free the namespaces of the run before it"},
 					profile, series, jsonFlag, svgFlag, quietFlag,
 				},
@@ -41,7 +44,10 @@ func netnsCommand() *cli.Command {
 					"then release them all and time the drain",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"},
-					&cli.BoolFlag{Name: "veth", Usage: "give each namespace a veth pair to a parent namespace devbulk makes for the run"},
+					payloadFlag(""),
+					&cli.BoolFlag{Name: "veth", Usage: "give each namespace a veth pair to a parent namespace devbulk makes for the run (--payload veth:1)"},
+					&cli.StringFlag{Name: "exec-step", Usage: "once all are made, run `CMD` in each the way ip netns exec does (setns, a private mount " +
+						"namespace, /sys remounted): a second phase with its own rate curve"},
 					&cli.StringFlag{Name: "step", Usage: "report the creation rate every `K` namespaces (default: count/20)"},
 					profile, series, jsonFlag, svgFlag, quietFlag,
 				},
@@ -65,17 +71,60 @@ func churn(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	if k := o.Payload.Kind; k != nil {
+	if err := preparePayload(o.Payload); err != nil {
+		return err
+	}
+	r, err := netnsbench.Churn(c.Context, o)
+	return writeNetns(c, r, err)
+}
+
+func payloadFlag(value string) cli.Flag {
+	return &cli.StringFlag{Name: "payload", Value: value, Usage: "what each namespace gets, items in order: `LIST` of lo-up, sysctl:KEY=VALUE " +
+		"(net.*), veth:N (N pairs to a parent namespace), devices:KIND:COUNT, ipvs:N (N IPVS services), exec:CMD (last), router " +
+		"(lo-up,sysctl:net.ipv4.ip_forward=1,veth:2)"}
+}
+
+// payloadOf reads --payload (and create's --veth, veth:1).
+func payloadOf(c *cli.Context) (netnsbench.Payload, error) {
+	spec := c.String("payload")
+	if c.Bool("veth") {
+		spec = strings.TrimPrefix(spec+",veth:1", ",")
+	}
+	if spec == "" {
+		return netnsbench.Payload{}, nil
+	}
+	p, err := netnsbench.ParsePayload(spec)
+	if err != nil {
+		return p, usage(err)
+	}
+	return p, nil
+}
+
+// preparePayload checks, before anything starts, that this kernel can give
+// every namespace the payload: its device kinds, and IPVS (loaded where it
+// is a module).
+func preparePayload(p netnsbench.Payload) error {
+	for _, k := range p.Kinds {
 		_, sup, err := support(k)
 		if err != nil {
 			return err
 		}
 		if err := devices.Require(sup, k); err != nil {
-			return fmt.Errorf("payload %s: %w", o.Payload.Name, err)
+			return fmt.Errorf("payload %s: %w", p.Name, err)
 		}
 	}
-	r, err := netnsbench.Churn(c.Context, o)
-	return writeNetns(c, r, err)
+	return p.Prepare()
+}
+
+// shellPrograms are the programs a payload's shell form runs.
+func shellPrograms(shell string) []string {
+	var out []string
+	for _, cmd := range strings.Split(shell, "; ") {
+		if f := strings.Fields(cmd); len(f) > 0 && (f[0] == "ip" || f[0] == "sysctl" || f[0] == "ipvsadm") && !slices.Contains(out, f[0]) {
+			out = append(out, f[0])
+		}
+	}
+	return out
 }
 
 // churnOptionsOf reads the churn's flags; --compare exec needs the shell
@@ -92,8 +141,8 @@ func churnOptionsOf(c *cli.Context) (netnsbench.ChurnOptions, error) {
 	if o.PerWorker, err = intFlag(c, "per-worker", 1, netnsbench.MaxNamespaces); err != nil {
 		return o, err
 	}
-	if o.Payload, err = netnsbench.ParsePayload(c.String("payload")); err != nil {
-		return o, usage(err)
+	if o.Payload, err = payloadOf(c); err != nil {
+		return o, err
 	}
 	if o.Repeat, err = intFlag(c, "repeat", 1, netnsbench.MaxRepeat); err != nil {
 		return o, err
@@ -102,12 +151,13 @@ func churnOptionsOf(c *cli.Context) (netnsbench.ChurnOptions, error) {
 	case "":
 	case "exec":
 		o.CompareExec = true
-		if o.Payload.Name != "lo-up" {
-			return o, usagef("--compare exec runs the classic lo-up loop: use --payload lo-up")
+		shell, err := o.Payload.Shell()
+		if err != nil {
+			return o, usagef("--compare exec: %v", err)
 		}
-		for _, prog := range []string{"unshare", "sh", "ip"} {
+		for _, prog := range append([]string{"unshare", "sh"}, shellPrograms(shell)...) {
 			if _, err := exec.LookPath(prog); err != nil {
-				return o, devbulk.NotSupported("--compare exec runs `unshare -n sh -c 'ip link set lo up'`: %w", err)
+				return o, devbulk.NotSupported("--compare exec runs `unshare -n sh -c '%s'`: %w", shell, err)
 			}
 		}
 	default:
@@ -145,7 +195,10 @@ func netnsCreate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o := netnsbench.KeepOptions{Count: n, Veth: c.Bool("veth"), Counter: counter(c), MountDir: mountDir(), Profile: c.Bool("profile")}
+	o := netnsbench.KeepOptions{Count: n, ExecStep: c.String("exec-step"), Counter: counter(c), MountDir: mountDir(), Profile: c.Bool("profile")}
+	if o.Payload, err = payloadOf(c); err != nil {
+		return err
+	}
 	if c.IsSet("step") {
 		if o.Step, err = intFlag(c, "step", 1, n); err != nil {
 			return err
@@ -155,6 +208,9 @@ func netnsCreate(c *cli.Context) error {
 		return usage(err)
 	}
 	if err := needNetAdmin(); err != nil {
+		return err
+	}
+	if err := preparePayload(o.Payload); err != nil {
 		return err
 	}
 	r, err := netnsbench.Keep(c.Context, o)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/vm"
 )
 
@@ -115,11 +115,7 @@ func vmConfigOf(c *cli.Context) (vm.Config, []*vm.Kernel, error) {
 		k.Name, k.Append = kernels[0].Name, kernels[0].Append
 		kernels[0] = k
 	}
-	var modules []string
-	for _, kind := range devices.All() {
-		modules = append(modules, kind.Module)
-	}
-	cfg = vm.Config{Modules: modules, CPUs: c.Int("cpus"), MemMiB: c.Int("mem"), Accel: c.String("accel"),
+	cfg = vm.Config{Modules: netnsbench.GuestModules(), CPUs: c.Int("cpus"), MemMiB: c.Int("mem"), Accel: c.String("accel"),
 		// Always, not only on a terminal: which accelerator and kernel ran
 		// (and why not KVM) belongs beside every figure the guest prints.
 		Log:      func(s string) { fmt.Fprintf(c.App.ErrWriter, "devbulk vm: %s\n", s) },
