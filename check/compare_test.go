@@ -193,25 +193,12 @@ func TestKTAP(t *testing.T) {
 // accepted, no parse error. It is stricter than parseKTAP about one thing
 // that matters: a malformed line makes it report the run as crashed.
 func TestKTAPThroughKunitParser(t *testing.T) {
-	kunit := os.Getenv("DEVBULK_KUNIT")
-	if kunit == "" {
-		t.Skip("the kernel's KTAP parser is not installed: tests/run-all.sh installs it (DEVBULK_KUNIT=path/to/kunit.py)")
-	}
 	b := ktapFixture(t)
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "check.ktap"), filepath.Join(dir, "kunit.json")
-	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	// kunit.py exits 1 when a test failed, as here; its summary and the
 	// JSON document say what it understood.
-	text, _ := exec.Command("python3", kunit, "parse", "--json="+out, in).CombinedOutput()
-	if !strings.Contains(string(text), "Ran 4 tests: passed: 1, failed: 2, skipped: 1\n") {
+	text, doc := kunitParse(t, b.Bytes())
+	if !strings.Contains(text, "Ran 4 tests: passed: 1, failed: 2, skipped: 1\n") {
 		t.Errorf("kunit.py's summary is not 1 passed, 2 failed, 1 skipped:\n%s\nfrom\n%s", text, b.String())
-	}
-	doc, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("kunit.py wrote no JSON: %v\n%s", err, text)
 	}
 	var parsed struct {
 		Cases []struct{ Name, Status string } `json:"test_cases"`
@@ -227,6 +214,27 @@ func TestKTAPThroughKunitParser(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("kunit.py read %v, want %v\n%s", got, want, b.String())
 	}
+}
+
+// kunitParse runs the kernel's KTAP parser (kunit.py parse, installed by
+// tests/run-all.sh) over ktap: its summary, and its JSON document.
+func kunitParse(t *testing.T, ktap []byte) (string, []byte) {
+	t.Helper()
+	kunit := os.Getenv("DEVBULK_KUNIT")
+	if kunit == "" {
+		t.Skip("the kernel's KTAP parser is not installed: tests/run-all.sh installs it (DEVBULK_KUNIT=path/to/kunit.py)")
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.ktap"), filepath.Join(dir, "kunit.json")
+	if err := os.WriteFile(in, ktap, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := exec.Command("python3", kunit, "parse", "--json="+out, in).CombinedOutput()
+	doc, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("kunit.py wrote no JSON: %v\n%s", err, text)
+	}
+	return string(text), doc
 }
 
 // The benchstat output reads back with benchfmt, and benchstat itself
