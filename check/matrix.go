@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -148,6 +149,19 @@ func allSkipped(r *Results) string {
 		why = sc.Skip
 	}
 	return why
+}
+
+// ReadMatrix reads a matrix document (check with several --vm-kernel,
+// --format json); the error says when it is not one.
+func ReadMatrix(r io.Reader) (*Matrix, error) {
+	var m Matrix
+	if err := json.NewDecoder(r).Decode(&m); err != nil {
+		return nil, err
+	}
+	if len(m.Columns) == 0 {
+		return nil, errors.New("not a devbulk kernel matrix document (no \"kernels\")")
+	}
+	return &m, nil
 }
 
 // UnmarshalJSON reads a matrix document (check --format json with several

@@ -291,13 +291,20 @@ func TestVMCheckMatrix(t *testing.T) {
 			}
 		}
 	}
-	var table bytes.Buffer
-	if err := m.WriteTable(&table); err != nil {
+	// The saved document prints again as one table with three columns.
+	doc, err := json.Marshal(&m)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("the matrix:\n%s", table.String())
-	if !regexp.MustCompile(`(?m)^scenario\s+benchmark\s+A\s+B\s+C$`).Match(table.Bytes()) {
-		t.Errorf("not one table with three columns:\n%s", table.String())
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "matrix.json")
+	if err := os.WriteFile(saved, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, dir, "check", "--results", saved)
+	t.Logf("the matrix:\n%s", r.stdout)
+	if !regexp.MustCompile(`(?m)^scenario\s+benchmark\s+A\s+B\s+C$`).MatchString(r.stdout) {
+		t.Errorf("not one table with three columns (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 

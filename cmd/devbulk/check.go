@@ -35,7 +35,8 @@ func checkCommand() *cli.Command {
 			&cli.BoolFlag{Name: "print-suite", Usage: "print devbulk's own suite, to start one of yours from, and exit"},
 			&cli.StringFlag{Name: "save", Usage: "write the results to `FILE`, a baseline for later checks"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with the results in `FILE` (from --save)"},
-			&cli.StringFlag{Name: "results", Usage: "with --baseline: compare the results saved in `FILE` instead of running the suite (two saved runs, two machines)"},
+			&cli.StringFlag{Name: "results", Usage: "with --baseline: compare the results saved in `FILE` instead of running the suite (two saved runs, two machines); " +
+				"or print a kernel matrix saved with --format json, in another format"},
 			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest slowdown of a median that fails the check (0%..1000%); " +
 				"two checks of one kernel on the development machine differed by up to 14% with p < 0.05: measure yours"},
 			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on the kernel configuration `SPEC`, 'K [ARGS]': K is debian (debian:6.1), debian:6.12, " +
@@ -57,6 +58,7 @@ type checkArgs struct {
 	suite     *check.Suite
 	base      *check.Results
 	saved     *check.Results // --results: compare this instead of running
+	matrix    *check.Matrix  // --results: a saved matrix, printed
 	kernels   []*vm.Kernel
 	rounds    int
 	opts      check.RunOptions
@@ -76,6 +78,9 @@ func runCheck(c *cli.Context) error {
 	}
 	if a.saved != nil {
 		return printCheck(c, a, check.Compare(a.base, a.saved, a.threshold), nil)
+	}
+	if a.matrix != nil {
+		return printCheck(c, a, a.matrix, nil)
 	}
 	if len(a.kernels) >= 2 {
 		m, runErr := check.RunMatrix(c.Context, a.suite, a.kernels, check.MatrixOptions{ThresholdPct: a.threshold, Rounds: a.rounds}, a.opts)
@@ -120,6 +125,15 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	}
 	if a.base, err = readResults(c, "baseline"); err != nil {
 		return nil, err
+	}
+	if a.matrix, err = readMatrix(c.String("results")); err != nil {
+		return nil, err
+	}
+	if a.matrix != nil {
+		if a.base != nil || len(c.StringSlice("vm-kernel")) > 0 || c.String("save") != "" {
+			return nil, usagef("--results with a kernel matrix prints it: it goes with neither --baseline, --vm-kernel nor --save")
+		}
+		return a, nil
 	}
 	if a.saved, err = readResults(c, "results"); err != nil {
 		return nil, err
@@ -196,6 +210,24 @@ func printCheck(c *cli.Context, a *checkArgs, o outcome, runErr error) error {
 		fmt.Fprintf(os.Stderr, "devbulk: %v\n", err) // the check's own outcome decides the exit code
 	}
 	return status
+}
+
+// readMatrix reads path when it is a kernel matrix document; nil, nil when
+// there is no path or it holds something else.
+func readMatrix(path string) (*check.Matrix, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usage(err)
+	}
+	defer f.Close()
+	m, err := check.ReadMatrix(f)
+	if err != nil {
+		return nil, nil // a results document, or not one: readResults says
+	}
+	return m, nil
 }
 
 // readResults reads the results file a flag names, if given.
