@@ -79,6 +79,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return r, fmt.Errorf("--profile: %w", err)
 		}
 		o.prof = p
+		r.Untraceable = p.Missing
 	}
 	// Side by side, never one after the other: each repetition runs every
 	// delete strategy (and, with Compare, both tools) once, and the order

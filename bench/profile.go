@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/devbulk/devbulk"
@@ -84,9 +85,11 @@ func (r *Report) writeProfiles(w io.Writer) error {
 		}
 	}
 	if len(r.Profiles()) > 0 {
-		_, err := fmt.Fprintln(w, "\ntotal = time in the function less the traced functions it called (each wait charged once, to itself); "+
-			"unattributed = wall less every traced call: devbulk, netlink, scheduling, untraced kernel work")
-		return err
+		fmt.Fprintln(w, "\ntotal = time in the function less the traced functions it called (each wait charged once, to itself, "+
+			"and named by its caller); unattributed = wall less every traced call: devbulk, netlink, scheduling, untraced kernel work")
+		if len(r.Untraceable) > 0 {
+			fmt.Fprintf(w, "not traceable on this kernel (inlined, or absent), counted in their callers: %s\n", strings.Join(r.Untraceable, ", "))
+		}
 	}
 	return nil
 }

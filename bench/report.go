@@ -28,6 +28,10 @@ type Report struct {
 	// headline.
 	Against  []Comparison `json:"strategies,omitempty"`
 	Creation []Cost       `json:"creation,omitempty"`
+	// Untraceable (--profile) are the profile's functions this kernel has
+	// no trace point for (inlined, or not in this version): their time is
+	// their callers'.
+	Untraceable []string `json:"profile_untraceable,omitempty"`
 }
 
 // Cycle is one create→delete cycle of Count links.
