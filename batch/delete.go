@@ -180,7 +180,11 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	if ctx.Err() != nil {
 		return p, ctx.Err()
 	}
-	if still := p.present(); len(still) > 0 {
+	kept := map[int32]bool{} // lower devices a module unload leaves on purpose
+	if d == DeleteModule && o.KeepLowers {
+		kept = indexes(s.Lowers)
+	}
+	if still := p.present(kept); len(still) > 0 {
 		return p, fmt.Errorf("%w: %d recorded devices: %s", ErrSurvivors, len(still), nameList(still))
 	}
 	return p, nil
@@ -303,11 +307,11 @@ func (s *Set) settle(c *nlbatch.Conn, sn *snapshot, confirmed map[int32]bool, go
 	return nil
 }
 
-// present lists the leftovers still in the namespace.
-func (p *Phase) present() []string {
+// present lists the leftovers still in the namespace, but those of except.
+func (p *Phase) present(except map[int32]bool) []string {
 	var out []string
 	for _, l := range p.Left {
-		if l.Present {
+		if l.Present && !except[l.Link.Index] {
 			out = append(out, l.String())
 		}
 	}
