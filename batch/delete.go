@@ -150,7 +150,7 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	case DeleteLower:
 		confirmed, err = deleteLowers(ctx, t.Conn, s, mine, first, &p)
 	case DeleteModule:
-		confirmed, err = deleteModule(s, mod, mine, t.NS, first)
+		confirmed, err = deleteModule(s, mod, mine, t.NS, first, &m)
 	}
 	m.stop(&p)
 	if err == nil && d == DeleteModule && !o.UnloadLower && !o.KeepLowers && len(s.Lowers) > 0 {

@@ -85,7 +85,7 @@ func listLinks(ns netns.NsHandle) ([]nlbatch.Link, error) {
 // devices that are not the set's runs right before the unload, after
 // first, so that the window in which another process could make one is as
 // short as devbulk can make it.
-func deleteModule(s *Set, mod *devices.Kind, mine []nlbatch.Link, ours netns.NsHandle, first func() error) (map[int32]bool, error) {
+func deleteModule(s *Set, mod *devices.Kind, mine []nlbatch.Link, ours netns.NsHandle, first func() error, m *meter) (map[int32]bool, error) {
 	if err := first(); err != nil {
 		return nil, err
 	}
@@ -97,6 +97,10 @@ func deleteModule(s *Set, mod *devices.Kind, mine []nlbatch.Link, ours netns.NsH
 		return nil, fmt.Errorf("refusing to unload %s: it would delete devices devbulk did not create: %s",
 			mod.Module, nameList(foreign))
 	}
+	// The phase is the unload, as rmmod times it: the scan of every
+	// namespace above is devbulk's safety (tens to hundreds of ms under
+	// emulation), not the kernel's work.
+	*m = startMeter()
 	if err := unloadModule(mod); err != nil {
 		return nil, err
 	}

@@ -59,10 +59,14 @@ type Set struct {
 
 // Unregister is the set for delete phases: the unregister path, the work
 // after RTNL is dropped (netdev_run_todo: rcu_barrier, the reference wait),
-// waits for RTNL, and, for the netns strategy, the cleanup worker. The
-// 6.1 and 6.3+ names of the unregister function are both listed.
+// waits for RTNL, for the netns strategy the cleanup worker, and for the
+// module strategy the unload (the delete_module syscall; in it,
+// rtnl_link_unregister kills the module's
+// links, free_module frees it). The 6.1 and 6.3+ names of the unregister
+// function are both listed.
 var Unregister = Set{
-	Roots: []string{"unregister_netdevice_many_notify", "unregister_netdevice_many", "netdev_run_todo", "rtnl_lock", "cleanup_net"},
+	Roots: []string{"unregister_netdevice_many_notify", "unregister_netdevice_many", "netdev_run_todo", "rtnl_lock", "cleanup_net",
+		"__x64_sys_delete_module", "rtnl_link_unregister", "free_module"},
 	Functions: []string{
 		// waits
 		"synchronize_rcu", "synchronize_rcu_expedited", "synchronize_net", "rcu_barrier",
