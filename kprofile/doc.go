@@ -10,12 +10,15 @@
 // from entry to return, and that time less the traced functions it called,
 // so that a nested wait (synchronize_net waits in synchronize_rcu_expedited,
 // dev_close_many in synchronize_net) is charged once. Pernet handlers are
-// called through pointers: a kprobe on ops_exit_list reads each struct
-// pernet_operations' exit, exit_batch, pre_exit (and exit_batch_rtnl where
-// the kernel has it) during a small discovery run, and kallsyms names them.
+// called through pointers, and Debian's 6.12 inlines the helpers that call
+// them one ops at a time: devbulk reads the kernel's pernet_list itself
+// (its address from /proc/kallsyms, the list from /proc/kcore, read only)
+// and names each struct pernet_operations' pre_exit, exit, exit_batch and
+// exit_batch_rtnl with kallsyms.
 //
 // It needs tracefs with CONFIG_FUNCTION_GRAPH_TRACER and, for the handlers,
-// CONFIG_KPROBE_EVENTS (both Debian kernels; devbulk's VM mounts tracefs);
+// /proc/kcore and CONFIG_KALLSYMS_ALL (both Debian kernels; devbulk's VM
+// mounts tracefs);
 // elsewhere New fails with an error that matches devbulk.ErrNotSupported.
 // Filtered this way the tracer adds a few percent to a phase (measured:
 // see the README); every function hooked would add several times that.

@@ -2,25 +2,16 @@ package kprofile
 
 import (
 	"bufio"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/devbulk/devbulk/internal/tracefs"
 )
-
-// pernetProbe reads, at each call of ops_exit_list(ops, net_exit_list),
-// the handlers of that struct pernet_operations (x86_64 offsets, the same
-// in 6.1 and 6.12: list 0, init 16, pre_exit 24, exit 32, exit_batch 40;
-// 6.10+ add exit_batch_rtnl at 48, where 6.1 has the id pointer, which
-// names no function). cleanup_net calls ops_exit_list for every registered
-// pernet_operations, so one dismantled namespace shows them all.
-const pernetProbe = "p:devbulk/pernet ops_exit_list pre_exit=+24(%di):x64 exit=+32(%di):x64 exit_batch=+40(%di):x64 exit_batch_rtnl=+48(%di):x64\n"
 
 // Netns is the set for namespace teardown: the cleanup worker, its RCU
 // waits and device unregistering, and the pernet handlers (see
@@ -33,124 +24,158 @@ func Netns(handlers []string) Set {
 	}
 }
 
+// Offsets in struct pernet_operations (x86_64; the same in 6.1 and 6.12):
+// list 0, init 16, pre_exit 24, exit 32, exit_batch 40, and from 6.10 on
+// exit_batch_rtnl 48 (where 6.1 has the id pointer, which names no
+// function).
+var handlerOffsets = []uint64{24, 32, 40, 48}
+
+// maxPernetOps bounds the walk of the kernel's list (about a hundred are
+// registered; a list that does not come back is not walked for ever).
+const maxPernetOps = 4096
+
 // PernetHandlers names the pernet exit handlers (pre_exit, exit,
 // exit_batch, exit_batch_rtnl) of every registered struct
-// pernet_operations: dismantle must release one network namespace (the
-// kernel dismantles it; PernetHandlers waits for the cleanup run). The list differs
-// between kernels and with the modules loaded: it is read, not written down.
-func PernetHandlers(dismantle func() error) ([]string, error) {
-	if _, err := os.Stat(tracefs.Path("kprobe_events")); err != nil {
-		return nil, fmt.Errorf("%w: no %s/kprobe_events (CONFIG_KPROBE_EVENTS)", ErrUnavailable, tracefs.Dir)
-	}
-	_ = tracefs.Append("kprobe_events", "-:devbulk/pernet\n") // a leftover of a killed devbulk
-	if err := tracefs.Append("kprobe_events", pernetProbe); err != nil {
-		return nil, fmt.Errorf("%w: a kprobe on ops_exit_list: %v", ErrUnavailable, err)
-	}
-	defer func() {
-		_ = tracefs.Write("events/devbulk/pernet/enable", "0")
-		_ = tracefs.Append("kprobe_events", "-:devbulk/pernet\n")
-	}()
-	steps := []struct{ file, value string }{{"tracing_on", "0"}, {"current_tracer", "nop"}, {"trace", ""},
-		{"events/devbulk/pernet/enable", "1"}, {"tracing_on", "1"}}
-	for _, s := range steps {
-		if err := tracefs.Write(s.file, s.value); err != nil {
-			return nil, err
-		}
-	}
-	if err := dismantle(); err != nil {
-		return nil, err
-	}
-	// The cleanup run is asynchronous: it is over once it has recorded
-	// ops_exit_list calls and then none for a while.
-	var addrs []uint64
-	seen := 0
-	for deadline, quiet := time.Now().Add(time.Minute), 0; time.Now().Before(deadline) && quiet < 3; time.Sleep(100 * time.Millisecond) {
-		trace, err := tracefs.Read("trace")
-		if err != nil {
-			return nil, err
-		}
-		n := strings.Count(trace, "pernet:")
-		if n > 0 && n == seen {
-			quiet++
-		} else {
-			quiet = 0
-		}
-		seen = n
-		addrs, err = pernetAddrs(strings.NewReader(trace))
-		if err != nil && n > 0 {
-			return nil, err
-		}
-	}
-	if err := tracefs.Write("tracing_on", "0"); err != nil {
-		return nil, err
-	}
-	if len(addrs) == 0 {
-		return nil, fmt.Errorf("%w: the kprobe on ops_exit_list recorded nothing within a minute (no namespace was dismantled?)", ErrUnavailable)
-	}
+// pernet_operations, in the order of the kernel's pernet_list, which
+// cleanup_net walks backwards. The handlers are reached through pointers and
+// the list differs between kernels and with the modules loaded, so it is
+// read, not written down: the list's address comes from /proc/kallsyms, and
+// the list itself from /proc/kcore (read only), each entry's pointers named
+// by kallsyms. (Debian's 6.12 inlines the per-ops helpers of cleanup_net,
+// so no trace point sees one ops at a time.)
+func PernetHandlers() ([]string, error) {
 	ks, err := os.Open("/proc/kallsyms")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	defer ks.Close()
-	names, err := textSymbols(ks, addrs)
+	syms, err := readKallsyms(ks)
 	if err != nil {
 		return nil, err
 	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("%w: no pernet handler named (kallsyms hides addresses? kptr_restrict)", ErrUnavailable)
+	head, ok := syms.data["pernet_list"]
+	if !ok || head == 0 {
+		return nil, fmt.Errorf("%w: no pernet_list in /proc/kallsyms (CONFIG_KALLSYMS_ALL, or kptr_restrict)", ErrUnavailable)
 	}
-	return names, nil
+	core, err := openKcore()
+	if err != nil {
+		return nil, fmt.Errorf("%w: /proc/kcore: %v", ErrUnavailable, err)
+	}
+	defer core.Close()
+	ptrs, err := pernetPointers(core, head)
+	if err != nil {
+		return nil, fmt.Errorf("%w: walking pernet_list: %v", ErrUnavailable, err)
+	}
+	var out []string
+	for _, p := range ptrs {
+		if n := syms.text[p]; n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no pernet handler named", ErrUnavailable)
+	}
+	return out, nil
 }
 
-var pernetField = regexp.MustCompile(`\b(?:pre_exit|exit|exit_batch|exit_batch_rtnl)=0x([0-9a-f]+)`)
+// memory reads 8-byte words of kernel memory at virtual addresses.
+type memory interface {
+	word(va uint64) (uint64, error)
+}
 
-// pernetAddrs reads the handler addresses the pernet kprobe recorded, in
-// first-seen order, without zeros (no such handler).
-func pernetAddrs(r io.Reader) ([]uint64, error) {
+// pernetPointers walks the list at head (struct list_head {next, prev};
+// each entry is a struct pernet_operations, its list first) and returns
+// the handler slots of every entry, zeros left out.
+func pernetPointers(m memory, head uint64) ([]uint64, error) {
 	var out []uint64
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		if !strings.Contains(sc.Text(), "pernet:") {
-			continue
+	next, err := m.word(head)
+	for n := 0; err == nil && next != head; n++ {
+		if n == maxPernetOps || next == 0 {
+			return nil, fmt.Errorf("the list does not come back to its head after %d entries", n)
 		}
-		for _, m := range pernetField.FindAllStringSubmatch(sc.Text(), -1) {
-			a, err := strconv.ParseUint(m[1], 16, 64)
-			if err == nil && a != 0 && !slices.Contains(out, a) {
-				out = append(out, a)
+		for _, off := range handlerOffsets {
+			p, werr := m.word(next + off)
+			if werr != nil {
+				return nil, werr
+			}
+			if p != 0 {
+				out = append(out, p)
 			}
 		}
+		next, err = m.word(next)
 	}
-	return out, sc.Err()
+	return out, err
 }
 
-// textSymbols names the addresses that are functions in kallsyms ("addr
-// t name [module]"), in the order of addrs; others (the id pointer where a
-// kernel has no exit_batch_rtnl) are left out.
-func textSymbols(r io.Reader, addrs []uint64) ([]string, error) {
-	want := map[uint64]string{}
-	for _, a := range addrs {
-		want[a] = ""
-	}
+// kallsyms is what devbulk needs of /proc/kallsyms: functions by address,
+// data by name.
+type kallsyms struct {
+	text map[uint64]string
+	data map[string]uint64
+}
+
+func readKallsyms(r io.Reader) (kallsyms, error) {
+	ks := kallsyms{text: map[uint64]string{}, data: map[string]uint64{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) < 3 || (f[1] != "t" && f[1] != "T") {
+		if len(f) < 3 {
 			continue
 		}
 		a, err := strconv.ParseUint(f[0], 16, 64)
 		if err != nil {
 			continue
 		}
-		if _, ok := want[a]; ok && want[a] == "" {
-			want[a] = f[2]
+		switch f[1] {
+		case "t", "T":
+			if _, dup := ks.text[a]; !dup {
+				ks.text[a] = f[2]
+			}
+		case "d", "D", "b", "B":
+			ks.data[f[2]] = a
 		}
 	}
-	var out []string
-	for _, a := range addrs {
-		if n := want[a]; n != "" && !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out, sc.Err()
+	return ks, sc.Err()
 }
+
+// kcore reads kernel memory through /proc/kcore, an ELF core file whose
+// PT_LOAD segments map the kernel's virtual addresses.
+type kcore struct {
+	f     *os.File
+	progs []*elf.Prog
+}
+
+func openKcore() (*kcore, error) {
+	f, err := os.Open("/proc/kcore")
+	if err != nil {
+		return nil, err
+	}
+	e, err := elf.NewFile(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	k := &kcore{f: f}
+	for _, p := range e.Progs {
+		if p.Type == elf.PT_LOAD {
+			k.progs = append(k.progs, p)
+		}
+	}
+	return k, nil
+}
+
+func (k *kcore) word(va uint64) (uint64, error) {
+	for _, p := range k.progs {
+		if va >= p.Vaddr && va+8 <= p.Vaddr+p.Memsz {
+			var b [8]byte
+			if _, err := k.f.ReadAt(b[:], int64(p.Off+va-p.Vaddr)); err != nil {
+				return 0, err
+			}
+			return binary.LittleEndian.Uint64(b[:]), nil
+		}
+	}
+	return 0, errors.New("address " + strconv.FormatUint(va, 16) + " is in no segment of /proc/kcore")
+}
+
+func (k *kcore) Close() error { return k.f.Close() }

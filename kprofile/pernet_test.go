@@ -1,41 +1,61 @@
 package kprofile
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// The pernet kprobe's records and kallsyms name the handlers, in the order
-// cleanup_net met them, each once; zeros (no such handler) and pointers to
-// data (6.1's id where 6.10+ has exit_batch_rtnl) name nothing.
-func TestPernetHandlerNames(t *testing.T) {
-	trace := `# tracer: nop
-#
-    kworker/u4:1-45      [001] .....   12.345678: pernet: (ops_exit_list+0x0/0x60) pre_exit=0x0 exit=0xffffffff81a00010 exit_batch=0x0 exit_batch_rtnl=0xffffffff82b00000
-    kworker/u4:1-45      [001] .....   12.345700: pernet: (ops_exit_list+0x0/0x60) pre_exit=0xffffffffc0200100 exit=0x0 exit_batch=0xffffffff81a00020 exit_batch_rtnl=0x0
-    kworker/u4:1-45      [000] .....   12.400000: pernet: (ops_exit_list+0x0/0x60) pre_exit=0x0 exit=0xffffffff81a00010 exit_batch=0x0 exit_batch_rtnl=0x0
-`
-	addrs, err := pernetAddrs(strings.NewReader(trace))
+// fakeMemory is kernel memory as 8-byte words by address.
+type fakeMemory map[uint64]uint64
+
+func (m fakeMemory) word(va uint64) (uint64, error) {
+	w, ok := m[va]
+	if !ok {
+		return 0, fmt.Errorf("no word at %x", va)
+	}
+	return w, nil
+}
+
+// The kernel's pernet_list walked as cleanup_net walks it: each entry's
+// handler slots read and named by kallsyms, each once; zero slots and
+// pointers to data (6.1's id where 6.10+ has exit_batch_rtnl) name nothing.
+func TestPernetHandlers(t *testing.T) {
+	const head, a, b = 0xffffffff82000000, 0xffffffff82100000, 0xffffffffc0300000
+	mem := fakeMemory{
+		head: a,
+		a:    b, a + 24: 0, a + 32: 0xffffffff81a00010, a + 40: 0, a + 48: 0xffffffff82b00000,
+		b: head, b + 24: 0xffffffffc0200100, b + 32: 0xffffffff81a00010, b + 40: 0xffffffff81a00020, b + 48: 0,
+	}
+	ptrs, err := pernetPointers(mem, head)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(addrs) != 4 {
-		t.Fatalf("addresses %x", addrs)
-	}
-	kallsyms := `ffffffff81a00000 T _stext
+	ks, err := readKallsyms(strings.NewReader(`ffffffff81a00000 T _stext
 ffffffff81a00010 t xfrm_net_exit
 ffffffff81a00020 t default_device_exit_batch
+ffffffff82000000 d pernet_list
 ffffffff82b00000 d ipv4_net_id
 ffffffffc0200100 t ip_vs_core_pre_exit	[ip_vs]
-`
-	names, err := textSymbols(strings.NewReader(kallsyms), addrs)
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"xfrm_net_exit", "ip_vs_core_pre_exit", "default_device_exit_batch"}; !slices.Equal(names, want) {
-		t.Errorf("handlers %v, want %v", names, want)
+	var names []string
+	for _, p := range ptrs {
+		if n := ks.text[p]; n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	if want := []string{"xfrm_net_exit", "ip_vs_core_pre_exit", "default_device_exit_batch"}; !slices.Equal(names, want) || ks.data["pernet_list"] != head {
+		t.Errorf("handlers %v, want %v; pernet_list at %x", names, want, ks.data["pernet_list"])
+	}
+	// A list that never comes back to its head is not walked for ever.
+	loop := fakeMemory{head: a, a: a, a + 24: 0, a + 32: 0, a + 40: 0, a + 48: 0}
+	if _, err := pernetPointers(loop, head); err == nil || !strings.Contains(err.Error(), "does not come back") {
+		t.Errorf("a looping list: %v", err)
 	}
 }
 

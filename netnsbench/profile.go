@@ -3,24 +3,17 @@ package netnsbench
 import (
 	"fmt"
 
-	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/kprofile"
 )
 
-// newProfiler finds this kernel's pernet exit handlers (one empty namespace
-// dismantled under a kprobe) and prepares the cleanup worker's profile for
-// runs of up to n namespaces; nil when not asked for.
+// newProfiler finds this kernel's pernet exit handlers and prepares the
+// cleanup worker's profile for runs of up to n namespaces; nil when not
+// asked for.
 func newProfiler(enabled bool, n int) (*kprofile.Profiler, error) {
 	if !enabled {
 		return nil, nil
 	}
-	handlers, err := kprofile.PernetHandlers(func() error {
-		ns, err := nsthread.New()
-		if err != nil {
-			return err
-		}
-		return ns.Close()
-	})
+	handlers, err := kprofile.PernetHandlers()
 	if err != nil {
 		return nil, fmt.Errorf("--profile: %w", err)
 	}
