@@ -58,6 +58,11 @@ func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, o Reques
 		p.Requests = latencies(res) // with many per sendmsg, latency is the sendmsg's
 	}
 	p.noteStats(st)
+	for i := range res {
+		if found[i].Index != 0 {
+			res[i].Err = nil // its echo says it was made, whatever became of its ACK
+		}
+	}
 	if err := findCreated(c, links, res, found); err != nil {
 		return p, nil, err
 	}

@@ -257,6 +257,7 @@ func TestCreateFindsLinksByEchoOrLookup(t *testing.T) {
 		{"echoed", true, false, 0},
 		{"no echo", false, false, 4},
 		{"echo lost", true, true, 1},
+		{"ACK lost after the echo", true, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := &nlbatchtest.Kernel{Echo: tc.echo}
@@ -272,8 +273,10 @@ func TestCreateFindsLinksByEchoOrLookup(t *testing.T) {
 				}
 			}
 			if tc.loseEcho {
-				// The third creation's answers are dropped: its ACK too.
+				// The third creation's answers are dropped: its ACK too,
+				// or its ACK alone.
 				k.LoseAck = func(typ uint16, seq uint32) bool { return typ == unix.RTM_NEWLINK && seq == 3 }
+				k.LoseOnlyAck = tc.name == "ACK lost after the echo"
 			}
 			p, found, err := Create(context.Background(), nlbatch.NewConn(k, 1<<20, 1<<20), links, RequestOptions{Strategy: CreatePipelined, Echo: true})
 			if err != nil {

@@ -241,11 +241,14 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 	// on and off waits for RCU itself.
 	if o.prof != nil {
 		if err := o.prof.Start(); err != nil {
-			return c, err
+			return c, fmt.Errorf("--profile: %w", err)
 		}
 	}
 	if o.rcu != nil {
 		if err := o.rcu.Reset(); err != nil {
+			if o.prof != nil {
+				_, _ = o.prof.Stop(0, 0) // puts the tracer back
+			}
 			return c, err
 		}
 	}

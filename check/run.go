@@ -152,20 +152,26 @@ func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, erro
 		case "churn":
 			var o netnsbench.ChurnOptions
 			if o, err = n.churn(); err == nil {
-				if err = o.Payload.Prepare(); err == nil {
+				var release func()
+				release, err = o.Payload.Prepare()
+				if err == nil {
 					o.Counter = ro.Counter
 					r, err = netnsbench.Churn(ctx, o)
 				}
+				release()
 			}
 		case "sequential":
 			r, err = netnsbench.Sequential(ctx, netnsbench.SequentialOptions{Count: n.Count, Profile: n.Profile})
 		case "create":
 			var o netnsbench.KeepOptions
 			if o, err = n.create(); err == nil {
-				if err = o.Payload.Prepare(); err == nil {
+				var release func()
+				release, err = o.Payload.Prepare()
+				if err == nil {
 					o.Counter, o.MountDir = ro.Counter, ro.MountDir
 					r, err = netnsbench.Keep(ctx, o)
 				}
+				release()
 			}
 		}
 		if err != nil {

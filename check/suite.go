@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"strings"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
@@ -50,7 +49,7 @@ type BenchSpec struct {
 	Delete []string `json:"delete"`
 	Up     bool     `json:"up,omitempty"`
 	// Profile breaks each delete phase down by kernel function (bench
-	// --profile): the largest components become benchmarks of their own.
+	// --profile): each component becomes a benchmark of its own.
 	Profile bool `json:"profile,omitempty"`
 }
 
@@ -196,7 +195,7 @@ func (n *NetnsSpec) create() (netnsbench.KeepOptions, error) {
 	o := netnsbench.KeepOptions{Count: n.Count, ExecStep: n.ExecStep, Profile: n.Profile}
 	spec := n.Payload
 	if n.Veth {
-		spec = strings.TrimPrefix(spec+",veth:1", ",")
+		spec = netnsbench.WithVeth(spec)
 	}
 	var err error
 	if spec != "" {

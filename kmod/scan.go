@@ -17,8 +17,9 @@ import (
 // read through the decompressor where modules are compressed (.ko.xz,
 // .ko.zst, .ko.gz: Debian's 6.12 packages). With names, only those modules
 // and what they depend on are read (decompressing a whole tree of xz
-// modules takes a minute); without, every module. A directory with no
-// module at all is refused, and so is a named module that is not there.
+// modules takes a minute); without, every module. Names with no file
+// (built into the kernel) are left out of the index. A directory with no
+// module at all is refused.
 func Scan(dir string, names ...string) (*Index, error) {
 	files := map[string]string{} // name → file relative to dir
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -2,6 +2,7 @@ package kprofile
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"regexp"
 	"strconv"
@@ -75,11 +76,16 @@ func graphTotals(r io.Reader) (calls []Call, outerNS int64, unmatched int, err e
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	lines, parsed := 0, 0
 	for sc.Scan() {
+		if cpuColumn.MatchString(sc.Text()) {
+			lines++
+		}
 		l, ok := parseGraphLine(sc.Text())
 		if !ok {
 			continue
 		}
+		parsed++
 		switch l.kind {
 		case entry:
 			stacks[l.pid] = append(stacks[l.pid], frame{fn: l.fn})
@@ -110,6 +116,9 @@ func graphTotals(r io.Reader) (calls []Call, outerNS int64, unmatched int, err e
 			done(l.pid, f.fn, l.ns, f.children)
 		}
 	}
+	if lines > 0 && parsed == 0 {
+		return nil, 0, 0, fmt.Errorf("%d trace lines in a format devbulk does not read (function_graph options changed?)", lines)
+	}
 	// A task that migrates mid-call can have its calls' returns printed
 	// against another call of the same function (see the exit case): the
 	// time moves between calls of one caller, never in or out of its
@@ -137,6 +146,8 @@ type graphLine struct {
 
 // graphLine matches " 1)  devbulk-123   | + 12.345 us   |    } /* fn */":
 // CPU, task-pid, an overhead mark (+ ! # * @ $), the duration, the call.
+var cpuColumn = regexp.MustCompile(`^\s*\d+\)\s`)
+
 var graphLineRE = regexp.MustCompile(`^\s*\d+\)\s+(\S.*?)-(\d+)\s+\|\s*(?:[-+!#*@$]\s*)?(?:(\d+)(?:\.(\d+))?\s+us\s*)?\|\s?(.*)$`)
 
 func parseGraphLine(s string) (graphLine, bool) {

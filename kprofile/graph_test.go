@@ -80,3 +80,12 @@ func TestGraphTotals(t *testing.T) {
 		t.Errorf("outermost %d ns, %d unmatched returns; want %d and 1 (netdev_run_todo)", outer, unmatched, 2012500+123456780)
 	}
 }
+
+// A trace in another format (options changed behind devbulk's back) is an
+// error, not an empty profile.
+func TestGraphTotalsRefusesAnUnknownFormat(t *testing.T) {
+	odd := " 0)   devbulk-123   |  unregister_netdevice_many_notify() {\n 0)   devbulk-123   |  } /* unregister_netdevice_many_notify */ = 0x0\n"
+	if _, _, _, err := graphTotals(strings.NewReader(odd)); err == nil {
+		t.Error("a trace with no line devbulk reads gave a profile")
+	}
+}

@@ -51,7 +51,7 @@ func PernetHandlers() ([]string, error) {
 	defer ks.Close()
 	syms, err := readKallsyms(ks)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: /proc/kallsyms: %v", ErrUnavailable, err)
 	}
 	head, ok := syms.data["pernet_list"]
 	if !ok || head == 0 {
@@ -66,16 +66,22 @@ func PernetHandlers() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: walking pernet_list: %v", ErrUnavailable, err)
 	}
-	var out []string
-	for _, p := range ptrs {
-		if n := syms.text[p]; n != "" && !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
+	out := syms.handlerNames(ptrs)
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: no pernet handler named", ErrUnavailable)
 	}
 	return out, nil
+}
+
+// handlerNames names the pointers that are functions, each once, in order.
+func (ks kallsyms) handlerNames(ptrs []uint64) []string {
+	var out []string
+	for _, p := range ptrs {
+		if n := ks.text[p]; n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // memory reads 8-byte words of kernel memory at virtual addresses.

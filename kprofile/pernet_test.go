@@ -43,12 +43,7 @@ ffffffffc0200100 t ip_vs_core_pre_exit	[ip_vs]
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, p := range ptrs {
-		if n := ks.text[p]; n != "" && !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
+	names := ks.handlerNames(ptrs)
 	if want := []string{"xfrm_net_exit", "ip_vs_core_pre_exit", "default_device_exit_batch"}; !slices.Equal(names, want) || ks.data["pernet_list"] != head {
 		t.Errorf("handlers %v, want %v; pernet_list at %x", names, want, ks.data["pernet_list"])
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,6 +80,10 @@ var Unregister = Set{
 	},
 }
 
+// maxBufferKiB bounds the trace buffers of all CPUs together (the buffer
+// is per CPU: a large count on a large machine must not take its memory).
+const maxBufferKiB = 512 << 10
+
 // Profiler traces one phase at a time.
 type Profiler struct {
 	roots  []string // the set's roots the kernel has
@@ -87,7 +92,7 @@ type Profiler struct {
 	// (inlined, or not in this version).
 	Missing []string
 	bufKiB  int
-	oldBuf  string // buffer_size_kb before Start
+	saved   []setting // what Start changed, to put back
 }
 
 // New prepares the function_graph tracer for the set: it fails with
@@ -95,6 +100,11 @@ type Profiler struct {
 // roots can be traced. bufKiB is the trace buffer per CPU (about 1 KiB a
 // device; a full buffer loses calls, which Stop reports as an error).
 func New(s Set, bufKiB int) (*Profiler, error) {
+	if runtime.GOARCH != "amd64" {
+		// The trace format is the same elsewhere, but PernetHandlers'
+		// struct offsets are x86_64's.
+		return nil, fmt.Errorf("%w: kernel profiles are built for x86_64 kernels", ErrUnavailable)
+	}
 	if _, err := os.Stat(tracefs.Path("available_tracers")); err != nil {
 		return nil, fmt.Errorf("%w: no %s (tracefs not mounted, or tracing blocked)", ErrUnavailable, tracefs.Dir)
 	}
@@ -111,7 +121,7 @@ func New(s Set, bufKiB int) (*Profiler, error) {
 			have[fn] = true // "fn [module]" for modules
 		}
 	}
-	p := &Profiler{bufKiB: max(bufKiB, 4096)}
+	p := &Profiler{bufKiB: min(max(bufKiB, 4096), maxBufferKiB/runtime.NumCPU())}
 	roots := 0
 	for i, fn := range append(slices.Clone(s.Roots), s.Functions...) {
 		switch {
@@ -142,44 +152,101 @@ func rootsOf(roots, traced []string) []string {
 	return out
 }
 
-// Start clears the trace and starts tracing.
+// ErrTracerBusy reports a tracer that someone else is using (a tracer on,
+// filters set): devbulk does not take it over.
+var ErrTracerBusy = errors.New("the kernel's tracer is in use (current_tracer is not nop, or a function filter is set): devbulk leaves it alone")
+
+// setting is one tracefs file Start writes, and what it held before.
+type setting struct{ file, value, old string }
+
+// Start starts tracing, after checking that the tracer is free and noting
+// every setting it changes, which Stop puts back.
 func (p *Profiler) Start() error {
-	p.oldBuf, _ = tracefs.Read("buffer_size_kb")
-	steps := []struct{ file, value string }{
-		{"tracing_on", "0"},
-		{"current_tracer", "nop"},
-		{"buffer_size_kb", strconv.Itoa(p.bufKiB)},
-		{"set_ftrace_filter", strings.Join(p.traced, "\n")},
-		{"set_graph_function", strings.Join(p.roots, "\n")},
-		{"max_graph_depth", "0"},
-		{"options/funcgraph-proc", "1"},
-		{"options/funcgraph-tail", "1"},
-		{"options/funcgraph-irqs", "0"},
-		{"options/funcgraph-abstime", "0"},
-		{"trace", ""},
-		{"current_tracer", "function_graph"},
-		{"tracing_on", "1"},
+	if cur, _ := tracefs.Read("current_tracer"); strings.TrimSpace(cur) != "nop" {
+		return ErrTracerBusy
 	}
-	for _, s := range steps {
-		if err := tracefs.Write(s.file, s.value); err != nil {
+	for _, f := range []string{"set_ftrace_filter", "set_graph_function"} {
+		if v, _ := tracefs.Read(f); !unset(v) {
+			return ErrTracerBusy
+		}
+	}
+	p.saved = nil
+	steps := []setting{
+		{file: "tracing_on", value: "0"},
+		{file: "buffer_size_kb", value: strconv.Itoa(p.bufKiB)},
+		{file: "set_ftrace_filter", value: strings.Join(p.traced, "\n")},
+		{file: "set_graph_function", value: strings.Join(p.roots, "\n")},
+		{file: "max_graph_depth", value: "0"},
+		// The parser reads these columns (graph.go).
+		{file: "options/funcgraph-cpu", value: "1"},
+		{file: "options/funcgraph-proc", value: "1"},
+		{file: "options/funcgraph-duration", value: "1"},
+		{file: "options/funcgraph-overhead", value: "1"},
+		{file: "options/funcgraph-tail", value: "1"},
+		{file: "options/funcgraph-irqs", value: "0"},
+		{file: "options/funcgraph-abstime", value: "0"},
+		{file: "options/funcgraph-retval", value: "0"}, // 6.5+
+		{file: "trace", value: ""},
+		{file: "current_tracer", value: "function_graph"},
+		{file: "tracing_on", value: "1"},
+	}
+	for _, st := range steps {
+		old, err := tracefs.Read(st.file)
+		if err != nil && st.file == "options/funcgraph-retval" {
+			continue // older kernels have no such option
+		}
+		st.old = oldValue(st.file, old)
+		if err == nil {
+			err = tracefs.Write(st.file, st.value)
+		}
+		if err != nil {
 			p.reset()
 			return fmt.Errorf("starting the kernel profile: %w", err)
 		}
+		p.saved = append(p.saved, st)
 	}
 	return nil
+}
+
+// unset reports whether a filter file is empty ("#### all functions
+// enabled ####" is how an unset one reads).
+func unset(v string) bool {
+	v = strings.TrimSpace(v)
+	return v == "" || strings.HasPrefix(v, "#### all functions enabled")
+}
+
+// oldValue is what to write back to a file: buffer_size_kb reads "7
+// (expanded: 1408)" before its first use, filters read a banner when unset.
+func oldValue(file, v string) string {
+	v = strings.TrimSpace(v)
+	switch {
+	case file == "buffer_size_kb":
+		if _, exp, ok := strings.Cut(v, "(expanded: "); ok {
+			return strings.TrimSuffix(exp, ")")
+		}
+	case file == "set_ftrace_filter" || file == "set_graph_function":
+		if unset(v) {
+			return ""
+		}
+	}
+	return v
 }
 
 // Stop stops tracing and totals the trace for a phase of wall time wallNS
 // over units devices (or namespaces); with wallNS 0, shares are of the
 // traced roots' time (the cleanup worker's, for Netns). It fails when the
-// trace buffer lost calls.
+// trace buffer lost calls. The tracer's settings are put back either way.
 func (p *Profiler) Stop(wallNS int64, units int) (*Profile, error) {
+	defer p.reset()
 	if err := tracefs.Write("tracing_on", "0"); err != nil {
 		return nil, err
 	}
-	defer p.reset()
-	if lost, err := lostEvents(); err != nil || lost > 0 {
-		return nil, errors.Join(err, fmt.Errorf("the trace buffer lost %d events (%d KiB a CPU): the profile would be incomplete", lost, p.bufKiB))
+	lost, err := lostEvents()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading the trace buffer's statistics: %w", err)
+	case lost > 0:
+		return nil, fmt.Errorf("the trace buffer lost %d events (%d KiB a CPU): the profile would be incomplete", lost, p.bufKiB)
 	}
 	f, err := os.Open(tracefs.Path("trace"))
 	if err != nil {
@@ -213,16 +280,19 @@ func profileOf(calls []Call, outerNS int64, unmatched int, wallNS int64, units i
 	return pr
 }
 
-// reset puts the tracer back as it was: nop, no filters, a small buffer.
+// reset puts back what Start changed, in reverse order (the tracer off
+// first), and empties the trace.
 func (p *Profiler) reset() {
+	_ = tracefs.Write("tracing_on", "0")
 	_ = tracefs.Write("current_tracer", "nop")
-	_ = tracefs.Write("set_graph_function", "")
-	_ = tracefs.Write("set_ftrace_filter", "")
 	_ = tracefs.Write("trace", "")
-	if old := strings.TrimSpace(p.oldBuf); old != "" && !strings.Contains(old, "expanded") {
-		_ = tracefs.Write("buffer_size_kb", old)
+	for i := len(p.saved) - 1; i >= 0; i-- {
+		st := p.saved[i]
+		if st.file != "trace" && st.file != "current_tracer" {
+			_ = tracefs.Write(st.file, st.old)
+		}
 	}
-	_ = tracefs.Write("tracing_on", "1")
+	p.saved = nil
 }
 
 var lostRE = regexp.MustCompile(`(?m)^(?:overrun|dropped events): (\d+)$`)

@@ -17,8 +17,8 @@ import (
 // bind-mounted at path the way `ip netns exec NAME` does (iproute2's
 // netns_switch): setns into it, a mount namespace of its own with every
 // mount made a slave, /sys unmounted and mounted again so that it shows
-// the namespace's devices, then the command. Its mount namespace dies with
-// the thread; devbulk's own is untouched.
+// the namespace's devices, then the command. The thread then returns to its
+// own mount namespace, and the private one goes; devbulk's is untouched.
 func netnsExec(ctx context.Context, path, cmd string) error {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
@@ -26,10 +26,24 @@ func netnsExec(ctx context.Context, path, cmd string) error {
 	}
 	ns := netns.NsHandle(fd)
 	defer ns.Close()
-	return nsthread.Run(ns, func() error {
+	return nsthread.Run(ns, func() (err error) {
+		// Back to the thread's own mount namespace afterwards: the private
+		// one (its /sys holds the network namespace) then has no user and
+		// goes, even where the thread lives on (the process's main thread
+		// is parked, not ended).
+		orig, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(orig)
 		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 			return fmt.Errorf("unshare(CLONE_NEWNS): %w", err)
 		}
+		defer func() {
+			if serr := unix.Setns(orig, unix.CLONE_NEWNS); serr != nil {
+				err = errors.Join(err, fmt.Errorf("setns back to the mount namespace: %w", serr))
+			}
+		}()
 		if err := unix.Mount("", "/", "none", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("making / a slave: %w", err)
 		}

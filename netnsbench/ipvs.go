@@ -73,34 +73,60 @@ func addIPVSServices(n int, verify bool) error {
 	return nil
 }
 
-// Prepare readies this kernel for the payload before a run starts: IPVS
-// for ipvs:N items (see PrepareIPVS). (Device kinds are checked by the
-// caller, which knows how to probe them.)
-func (p Payload) Prepare() error {
+// Prepare readies this kernel for the payload before a run starts: the
+// device kinds it makes must be there (probed, their modules loaded as
+// creating one would), and IPVS for ipvs:N items (see PrepareIPVS). The
+// returned release unloads what Prepare loaded; call it after the run.
+func (p Payload) Prepare() (release func(), err error) {
+	release = func() {}
+	if len(p.Kinds) > 0 {
+		sup, err := devices.Probe(p.Kinds...)
+		if err != nil {
+			return release, fmt.Errorf("probing kinds: %w", err)
+		}
+		if err := devices.Require(sup, p.Kinds...); err != nil {
+			return release, fmt.Errorf("payload %s: %w", p.Name, err)
+		}
+	}
 	if p.IPVS > 0 {
 		return PrepareIPVS()
 	}
-	return nil
+	return release, nil
 }
 
 // PrepareIPVS makes IPVS usable here: it loads ip_vs and its rr scheduler
 // where they are modules not yet loaded (as modprobe would), then asks the
 // kernel for the IPVS generic netlink family. Where there is none, the
-// error matches devbulk.ErrNotSupported.
-func PrepareIPVS() error {
+// error matches devbulk.ErrNotSupported. release unloads the modules
+// PrepareIPVS loaded (not those that were loaded before), so that a run
+// leaves the host's modules as they were; a module someone started using
+// meanwhile stays.
+func PrepareIPVS() (release func(), err error) {
+	var loaded []string
+	release = func() {
+		for i := len(loaded) - 1; i >= 0; i-- {
+			_ = kmod.Unload(loaded[i])
+		}
+	}
 	if ix, err := kmod.Open(kmod.Dir()); err == nil {
 		for _, m := range IPVSModules {
-			if loaded, _ := kmod.Loaded(m); !loaded {
-				_ = ix.Load(m, "") // built in, or absent: the family says
+			was, err := kmod.Loaded(m)
+			if err != nil {
+				return release, err
+			}
+			if !was && ix.Load(m, "") == nil {
+				if now, _ := kmod.Loaded(m); now {
+					loaded = append(loaded, m)
+				}
 			}
 		}
 	}
 	c, err := ipvs.New()
 	if err != nil {
-		return devbulk.NotSupported("payload ipvs: this kernel has no IPVS (CONFIG_IP_VS, module ip_vs): %w", err)
+		return release, devbulk.NotSupported("payload ipvs: this kernel has no IPVS (CONFIG_IP_VS, module ip_vs): %w", err)
 	}
 	closeIPVS(c)
-	return nil
+	return release, nil
 }
 
 // closeIPVS closes a client's socket (the Client interface does not say

@@ -120,15 +120,18 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 	if o.ExecStep != "" {
 		st.exec = func() error {
 			curve, start := newCurve(step, o.Count), time.Now()
-			n := int(created.Load())
-			for i := 0; i < n && ctx.Err() == nil; i++ {
-				if err := netnsExec(ctx, m.path(i), o.ExecStep); err != nil {
-					return fmt.Errorf("exec step in namespace %d: %w", i, err)
+			done := 0
+			defer func() {
+				elapsed := time.Since(start)
+				run.ExecNS, run.ExecRate = elapsed.Nanoseconds(), curve.points
+				run.ExecPerSec = float64(done) / elapsed.Seconds()
+			}()
+			for n := int(created.Load()); done < n && ctx.Err() == nil; done++ {
+				if err := netnsExec(ctx, m.path(done), o.ExecStep); err != nil {
+					return fmt.Errorf("exec step in namespace %d: %w", done, err)
 				}
-				curve.point(i + 1)
+				curve.point(done + 1)
 			}
-			run.ExecNS, run.ExecRate = time.Since(start).Nanoseconds(), curve.points
-			run.ExecPerSec = float64(n) / time.Since(start).Seconds()
 			return ctx.Err()
 		}
 	}

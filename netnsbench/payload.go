@@ -35,6 +35,10 @@ type Payload struct {
 	IPVS int
 	// needsParent: some item pairs with the run's parent namespace.
 	needsParent bool
+	// keys are the items given so far, by what they make (veth, ipvs,
+	// devices, lo-up, each sysctl key): an item twice would make the same
+	// names or services twice.
+	keys map[string]bool
 }
 
 // item is one step of a payload.
@@ -84,6 +88,19 @@ func ParsePayload(s string) (Payload, error) {
 
 var sysctlKey = regexp.MustCompile(`^net\.[A-Za-z0-9_.-]+$`)
 
+// push appends an item that makes what key names, once.
+func (p *Payload) push(key string, it item) error {
+	if p.keys == nil {
+		p.keys = map[string]bool{}
+	}
+	if p.keys[key] {
+		return fmt.Errorf("payload item %s given twice (router holds lo-up, sysctl:net.ipv4.ip_forward and veth:2): give it once, with its count", key)
+	}
+	p.keys[key] = true
+	p.items = append(p.items, it)
+	return nil
+}
+
 // add parses one item.
 func (p *Payload) add(word string) error {
 	name, arg, _ := strings.Cut(word, ":")
@@ -96,7 +113,7 @@ func (p *Payload) add(word string) error {
 	}
 	switch {
 	case word == "lo-up":
-		p.items = append(p.items, item{name: word, apply: loUp, shell: "ip link set lo up"})
+		return p.push("lo-up", item{name: word, apply: loUp, shell: "ip link set lo up"})
 	case word == "router":
 		for _, w := range []string{"lo-up", "sysctl:net.ipv4.ip_forward=1", "veth:2"} {
 			if err := p.add(w); err != nil {
@@ -113,13 +130,13 @@ func (p *Payload) add(word string) error {
 		}
 		p.needsParent = true
 		p.addKind(devices.Veth)
-		p.items = append(p.items, item{name: word, apply: func(parent netns.NsHandle, seq int, _ bool) error { return vethsToParent(parent, seq, n) }})
+		return p.push("veth", item{name: word, apply: func(parent netns.NsHandle, seq int, _ bool) error { return vethsToParent(parent, seq, n) }})
 	case name == "sysctl":
 		key, value, ok := strings.Cut(arg, "=")
 		if !ok || !sysctlKey.MatchString(key) || strings.Contains(key, "..") || value == "" || strings.ContainsAny(value, "\n\x00") {
 			return fmt.Errorf("payload item %q: want sysctl:KEY=VALUE with a net.* KEY (a namespace's own settings, as net.ipv4.ip_forward)", word)
 		}
-		p.items = append(p.items, item{name: word, apply: func(netns.NsHandle, int, bool) error { return writeSysctl(key, value) },
+		return p.push("sysctl:"+key, item{name: word, apply: func(netns.NsHandle, int, bool) error { return writeSysctl(key, value) },
 			shell: fmt.Sprintf("sysctl -qw %s=%s", key, value)})
 	case name == "devices":
 		kind, n, ok := strings.Cut(arg, ":")
@@ -133,9 +150,8 @@ func (p *Payload) add(word string) error {
 		if k.NeedsLower {
 			return fmt.Errorf("payload item %q: kinds with a lower device are not payloads; use dummy, ifb, veth, bridge, vxlan, ipip, gre or gretap", word)
 		}
-		arg = n
-		c, err := count(MaxPayloadDevices)
-		if err != nil {
+		c, err := strconv.Atoi(n)
+		if err != nil || c < 1 || c > MaxPayloadDevices {
 			return fmt.Errorf("payload item %q: COUNT out of range: 1..%d", word, MaxPayloadDevices)
 		}
 		links, err := k.Plan(devices.Options{Count: c, Prefix: "p"})
@@ -143,20 +159,20 @@ func (p *Payload) add(word string) error {
 			return fmt.Errorf("payload item %q: %w", word, err)
 		}
 		p.addKind(k)
-		p.items = append(p.items, item{name: word, apply: func(netns.NsHandle, int, bool) error { return create(links) }})
+		return p.push("devices", item{name: word, apply: func(netns.NsHandle, int, bool) error { return create(links) }})
 	case name == "ipvs":
 		n, err := count(MaxIPVSServices)
 		if err != nil {
 			return err
 		}
-		p.IPVS += n
-		p.items = append(p.items, item{name: word, apply: func(_ netns.NsHandle, _ int, first bool) error { return addIPVSServices(n, first) },
+		p.IPVS = n
+		return p.push("ipvs", item{name: word, apply: func(_ netns.NsHandle, _ int, first bool) error { return addIPVSServices(n, first) },
 			shell: ipvsadmLines(n)})
 	case name == "exec":
 		if strings.TrimSpace(arg) == "" {
 			return fmt.Errorf("payload item exec: needs a command, as in exec:'ip link set lo up'")
 		}
-		p.items = append(p.items, item{name: word, apply: func(netns.NsHandle, int, bool) error { return run(arg) }, shell: arg})
+		return p.push("exec", item{name: word, apply: func(netns.NsHandle, int, bool) error { return run(arg) }, shell: arg})
 	default:
 		return fmt.Errorf("unknown payload item %q (valid: lo-up, sysctl:KEY=VALUE, veth:N, devices:KIND:COUNT, ipvs:N, exec:CMD, router)", word)
 	}
@@ -167,6 +183,16 @@ func (p *Payload) addKind(k *devices.Kind) {
 	if !slices.Contains(p.Kinds, k) {
 		p.Kinds = append(p.Kinds, k)
 	}
+}
+
+// WithVeth is a payload list with veth:1 first (netns create --veth,
+// a suite's "veth": true): before, not after, an exec item, which takes the
+// rest of the list.
+func WithVeth(spec string) string {
+	if spec == "" {
+		return "veth:1"
+	}
+	return "veth:1," + spec
 }
 
 // apply applies every item in order.

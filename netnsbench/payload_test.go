@@ -19,6 +19,8 @@ func TestParsePayload(t *testing.T) {
 		{"lo-up,sysctl:net.core.somaxconn=512", "lo-up sysctl:net.core.somaxconn=512", "ip link set lo up; sysctl -qw net.core.somaxconn=512", 0, false},
 		{"devices:ifb:3,exec:echo a,b; true", "devices:ifb:3 exec:echo a,b; true", "", 0, false},
 		{"lo-up,exec:ip -o link | grep -c lo", "lo-up exec:ip -o link | grep -c lo", "ip link set lo up; ip -o link | grep -c lo", 0, false},
+		{"sysctl:net.a=1,sysctl:net.b=2", "sysctl:net.a=1 sysctl:net.b=2", "sysctl -qw net.a=1; sysctl -qw net.b=2", 0, false},
+		{WithVeth("lo-up,exec:true"), "veth:1 lo-up exec:true", "", 0, true},
 	} {
 		p, err := ParsePayload(tc.spec)
 		if err != nil {
@@ -55,6 +57,11 @@ func TestParsePayload(t *testing.T) {
 		"sysctl:net.ipv4/../../x=1":      "net.* KEY",
 		"sysctl:net..ipv4.ip_forward=1":  "net.* KEY",
 		"sysctl:net.ipv4.ip_forward=1\n": "want sysctl:KEY=VALUE",
+		"ipvs:2,ipvs:3":                  "payload item ipvs given twice",
+		"router,veth":                    "payload item veth given twice",
+		"veth:1,router":                  "payload item veth given twice",
+		"devices:ifb:2,devices:ifb:3":    "payload item devices given twice",
+		"sysctl:net.a=1,sysctl:net.a=2":  "payload item sysctl:net.a given twice",
 	} {
 		if _, err := ParsePayload(bad); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error with %q", bad, err, want)

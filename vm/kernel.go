@@ -101,7 +101,7 @@ func Find(spec, cacheDir string) (*Kernel, error) {
 	var k *Kernel
 	var err error
 	switch {
-	case strings.HasPrefix(name, "debian") || strings.HasPrefix(name, "linux-image-"):
+	case name == "debian" || strings.HasPrefix(name, "debian:") || strings.HasPrefix(name, "linux-image-"):
 		var image string
 		if image, err = DebianImage(name); err == nil {
 			k, err = DebianKernel(cacheDir, image)

@@ -181,12 +181,18 @@ func boot(ctx context.Context, qemu string, cfg Config, args []string, stderr io
 		defer os.RemoveAll(dir)
 		return nil, fmt.Errorf("guest did not finish: %w%s", ctx.Err(), b.leftovers())
 	}
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("%w: %s: %v: %s", ErrNoBoot, qemu, err, strings.TrimSpace(string(out)))
-	}
 	exit, _ := os.ReadFile(filepath.Join(dir, "ttyS3"))
 	started, code, _ := strings.Cut(string(exit), "\n")
+	if err != nil {
+		// qemu failed: before devbulk started (it could not load the
+		// kernel), the kernel did not boot; after, the run crashed.
+		defer os.RemoveAll(dir)
+		qerr := fmt.Errorf("%s: %v: %s%s", qemu, err, strings.TrimSpace(string(out)), b.leftovers())
+		if started != startedLine {
+			qerr = fmt.Errorf("%w: %w", ErrNoBoot, qerr)
+		}
+		return nil, qerr
+	}
 	if started != startedLine {
 		b.err = fmt.Errorf("%w%s", ErrNoBoot, b.leftovers())
 		return b, nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -12,14 +11,13 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/devbulk/devbulk/charts"
-	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/netnsbench"
 )
 
 func netnsCommand() *cli.Command {
 	series := &cli.StringFlag{Name: "series", Usage: "write the backlog time series to `FILE` (CSV)"}
 	profile := &cli.BoolFlag{Name: "profile", Usage: "break the cleanup worker's time down by pernet exit handler and RCU wait " +
-		"(function_graph and a kprobe; in devbulk vm, or where tracing is allowed)"}
+		"(function_graph, and the kernel's pernet list read from /proc/kcore; in devbulk vm, or where tracing is allowed)"}
 	return &cli.Command{
 		Name:  "netns",
 		Usage: "network-namespace creation and dismantle benchmarks, with the kernel's drain",
@@ -71,7 +69,9 @@ func churn(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	if err := preparePayload(o.Payload); err != nil {
+	release, err := o.Payload.Prepare()
+	defer release()
+	if err != nil {
 		return err
 	}
 	r, err := netnsbench.Churn(c.Context, o)
@@ -88,7 +88,7 @@ func payloadFlag(value string) cli.Flag {
 func payloadOf(c *cli.Context) (netnsbench.Payload, error) {
 	spec := c.String("payload")
 	if c.Bool("veth") {
-		spec = strings.TrimPrefix(spec+",veth:1", ",")
+		spec = netnsbench.WithVeth(spec)
 	}
 	if spec == "" {
 		return netnsbench.Payload{}, nil
@@ -98,22 +98,6 @@ func payloadOf(c *cli.Context) (netnsbench.Payload, error) {
 		return p, usage(err)
 	}
 	return p, nil
-}
-
-// preparePayload checks, before anything starts, that this kernel can give
-// every namespace the payload: its device kinds, and IPVS (loaded where it
-// is a module).
-func preparePayload(p netnsbench.Payload) error {
-	for _, k := range p.Kinds {
-		_, sup, err := support(k)
-		if err != nil {
-			return err
-		}
-		if err := devices.Require(sup, k); err != nil {
-			return fmt.Errorf("payload %s: %w", p.Name, err)
-		}
-	}
-	return p.Prepare()
 }
 
 // shellPrograms are the programs a payload's shell form runs.
@@ -210,7 +194,9 @@ func netnsCreate(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	if err := preparePayload(o.Payload); err != nil {
+	release, err := o.Payload.Prepare()
+	defer release()
+	if err != nil {
 		return err
 	}
 	r, err := netnsbench.Keep(c.Context, o)

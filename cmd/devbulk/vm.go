@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/vm"
 )
@@ -92,8 +93,8 @@ func vmConfigOf(c *cli.Context) (vm.Config, []*vm.Kernel, error) {
 		return cfg, nil, usagef("--timeout %s out of range: a positive duration, as in 30m", c.Duration("timeout"))
 	}
 	specs := c.StringSlice("kernel")
-	if len(specs) > maxKernels {
-		return cfg, nil, usagef("--kernel: at most %d kernels", maxKernels)
+	if len(specs) > check.MaxKernels {
+		return cfg, nil, usagef("--kernel: at most %d kernels", check.MaxKernels)
 	}
 	var kernels []*vm.Kernel
 	for _, spec := range specs {
@@ -123,9 +124,6 @@ func vmConfigOf(c *cli.Context) (vm.Config, []*vm.Kernel, error) {
 	}
 	return cfg, kernels, nil
 }
-
-// maxKernels bounds the kernels of one vm or check run.
-const maxKernels = 8
 
 // errSilent is an exit status whose message was already printed (by the guest).
 var errSilent = errors.New("")

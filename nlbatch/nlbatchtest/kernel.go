@@ -44,6 +44,10 @@ type Kernel struct {
 	// executed: true drops its replies and ACK (an overrun: the next Recv
 	// reports ENOBUFS), as a full receive buffer does.
 	LoseAck func(typ uint16, seq uint32) bool
+	// LoseOnlyAck makes LoseAck drop the ACK alone: the replies before it
+	// (an echoed link) still arrive, as when the receive buffer overran
+	// between the two.
+	LoseOnlyAck bool
 	// After, when set, is called after each request the link table
 	// executed, with its type and flags (NLM_F_DUMP tells a dump): a test
 	// changes the table there as another process would between two
@@ -119,6 +123,11 @@ func (k *Kernel) handle(req []byte) {
 			k.After(typ, flags)
 		}
 		if k.LoseAck != nil && k.LoseAck(typ, seq) {
+			if k.LoseOnlyAck {
+				for _, r := range replies {
+					k.push(r)
+				}
+			}
 			k.overrun = true
 			return
 		}
