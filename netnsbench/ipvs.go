@@ -67,8 +67,20 @@ func addIPVSServices(n int, verify bool) error {
 	if err != nil {
 		return fmt.Errorf("listing IPVS services: %w", err)
 	}
-	if len(svcs) != n {
-		return fmt.Errorf("the namespace holds %d IPVS services after adding %d", len(svcs), n)
+	// The dump walks a table all namespaces share, in chunks: services
+	// added meanwhile by other workers can make it list one twice. Each is
+	// counted once.
+	have := map[netip.AddrPort]bool{}
+	for _, svc := range svcs {
+		have[netip.AddrPortFrom(svc.Address, svc.Port)] = true
+	}
+	for k := range n {
+		if want := ipvsService(k); !have[netip.AddrPortFrom(want.Address, want.Port)] {
+			return fmt.Errorf("IPVS service %s:80 missing after adding %d", want.Address, n)
+		}
+	}
+	if len(have) != n {
+		return fmt.Errorf("the namespace holds %d IPVS services after adding %d", len(have), n)
 	}
 	return nil
 }
