@@ -218,16 +218,11 @@ func readMatrix(path string) (*check.Matrix, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usage(err)
-	}
-	defer f.Close()
-	m, err := check.ReadMatrix(f)
-	if err != nil {
+	m, readErr, err := readDoc(path, check.ReadMatrix)
+	if readErr != nil {
 		return nil, nil // a results document, or not one: readResults says
 	}
-	return m, nil
+	return m, err
 }
 
 // readResults reads the results file a flag names, if given.
@@ -236,16 +231,23 @@ func readResults(c *cli.Context, flag string) (*check.Results, error) {
 	if path == "" {
 		return nil, nil
 	}
+	r, readErr, err := readDoc(path, check.ReadResults)
+	if readErr != nil {
+		return nil, usagef("--%s %s: %v", flag, path, readErr)
+	}
+	return r, err
+}
+
+// readDoc reads the document at path with read: readErr is read's, err a
+// file that cannot be opened (a usage error).
+func readDoc[T any](path string, read func(io.Reader) (T, error)) (doc T, readErr, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, usage(err)
+		return doc, nil, usage(err)
 	}
 	defer f.Close()
-	r, err := check.ReadResults(f)
-	if err != nil {
-		return nil, usagef("--%s %s: %v", flag, path, err)
-	}
-	return r, nil
+	doc, readErr = read(f)
+	return doc, readErr, nil
 }
 
 // checkVM finds the VM kernel for spec (see vm.Find): an error that says
