@@ -1,7 +1,6 @@
 package kprofile
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -153,8 +152,9 @@ func rootsOf(roots, traced []string) []string {
 }
 
 // ErrTracerBusy reports a tracer that someone else is using (a tracer on,
-// filters set): devbulk does not take it over.
-var ErrTracerBusy = errors.New("the kernel's tracer is in use (current_tracer is not nop, or a function filter is set): devbulk leaves it alone")
+// filters set): devbulk does not take it over. It matches
+// devbulk.ErrNotSupported: the profile cannot be had here now.
+var ErrTracerBusy = devbulk.NotSupported("the kernel's tracer is in use (current_tracer is not nop, or a function filter is set): devbulk leaves it alone")
 
 // setting is one tracefs file Start writes, and what it held before.
 type setting struct{ file, value, old string }
