@@ -44,9 +44,11 @@ type DeleteOptions struct {
 	// included) deleted so far out of total by the one-by-one strategies
 	// (serial, pipelined, parallel).
 	Progress func(deleted, total int)
-	// BeforeFirst, when set, is called once, after the checks and right
-	// before the first request that changes anything (runs marks its record
-	// "deleting" there); its error stops the delete.
+	// BeforeFirst, when set, is called once before the first request that
+	// changes anything (runs marks its record "deleting" there): by the
+	// group strategy right before the look that answers its checks, by the
+	// others after the checks. Its error stops the delete. Delete may still
+	// refuse after it: Phase.Acted then reports that nothing was sent.
 	BeforeFirst func() error
 }
 
@@ -57,10 +59,11 @@ var ErrForeignDependents = errors.New("devices devbulk did not create depend on 
 // Delete tears the set down with strategy d and measures the phase. Only the
 // set's devices are ever named in a request, and each is looked up again
 // (ifindex, name, group) right before the window of requests that names it.
-// A group delete first checks that the group holds nothing else. Before
-// anything is deleted, devices of others that sit on the set's (in this
-// namespace or, by IFLA_LINK_NETNSID, in another named one) make Delete
-// refuse. Afterwards every recorded device is looked up: the phase counts
+// A group delete checks, in the one dump right before its request, that
+// the group holds nothing else and that nothing of others sits on the
+// set's devices. Before anything is deleted, devices of others that sit on
+// the set's (in this namespace or, by IFLA_LINK_NETNSID, in another named
+// one) make Delete refuse. Afterwards every recorded device is looked up: the phase counts
 // what the kernel confirmed deleted (Deleted), says what became of the rest
 // (Left), and leaves those still present in s.Links and s.Lowers.
 func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOptions) (Phase, error) {
@@ -104,10 +107,48 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 		}
 		p.Devices = len(s.Links)
 	}
-	// One dump answers the checks when it is consistent; the strategies
-	// look again right before each request window. (A watch of the link
-	// notifications cannot stand in for that look: the kernel announces a
-	// group change only for a device that is up.)
+	// Devices in other named namespaces on any recorded device: a scan of
+	// each, done before the last look here so that nothing but the checks
+	// separates that look from the first request.
+	away, err := s.dependentsAway(t)
+	if err != nil {
+		return p, err
+	}
+	// mark runs BeforeFirst once (runs marks its record "deleting"); first
+	// does it too, and notes that a request that changes devices is about
+	// to go.
+	marked := false
+	mark := func() error {
+		if marked {
+			return nil
+		}
+		marked = true
+		if o.BeforeFirst == nil {
+			return nil
+		}
+		return o.BeforeFirst()
+	}
+	first := sync.OnceValue(func() error {
+		if err := mark(); err != nil {
+			return err
+		}
+		p.acted = true
+		return nil
+	})
+	var m meter
+	if d == DeleteGroup {
+		// One request deletes the lot: the record is marked before the
+		// look, so that one dump answers every check right before it;
+		// the phase starts at that look, as at the others' lookups.
+		if err := mark(); err != nil {
+			return p, err
+		}
+		m = startMeter()
+	}
+	// One dump answers the checks when it is consistent; the one-by-one
+	// strategies look again right before each request window. (A watch of
+	// the link notifications cannot stand in for that look: the kernel
+	// announces a group change only for a device that is up.)
 	sn, err := takeSnapshot(t.Conn)
 	if err != nil {
 		return p, err
@@ -116,21 +157,17 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	if err != nil {
 		return p, err
 	}
-	before, err := s.refuseDependents(t, sn, mine)
+	before, err := s.refuseDependents(t.Conn, sn, mine, away)
 	if err != nil {
 		return p, err
 	}
 	// Of the scan, only the devices that are not the run's are kept, to
 	// tell afterwards which of them vanished (100 000 links are ~8 MB).
 	others := notOurs(before, indexes(append(s.all(), s.peers(mine, before)...)))
-	before, sn = nil, nil
-	first := sync.OnceValue(func() error {
-		if o.BeforeFirst == nil {
-			return nil
-		}
-		return o.BeforeFirst()
-	})
-	m := startMeter()
+	if d != DeleteGroup {
+		before = nil
+		m = startMeter()
+	}
 	var confirmed map[int32]bool
 	switch d {
 	case DeleteSerial, DeletePipelined:
@@ -146,7 +183,8 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 			maps.Copy(confirmed, more)
 		}
 	case DeleteGroup:
-		confirmed, err = deleteGroup(ctx, t.Conn, s, mine, first, &p)
+		confirmed, err = deleteGroup(ctx, t.Conn, s, mine, before, first, &p)
+		before = nil
 	case DeleteLower:
 		confirmed, err = deleteLowers(ctx, t.Conn, s, mine, first, &p)
 	case DeleteModule:
@@ -194,6 +232,10 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 // that depend on the set's), or nil: for callers that delete several sets
 // and must refuse before deleting any.
 func Refusal(ctx context.Context, t Target, s *Set) error {
+	away, err := s.dependentsAway(t)
+	if err != nil {
+		return err
+	}
 	sn, err := takeSnapshot(t.Conn)
 	if err != nil {
 		return err
@@ -202,25 +244,25 @@ func Refusal(ctx context.Context, t Target, s *Set) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.refuseDependents(t, sn, mine)
+	_, err = s.refuseDependents(t.Conn, sn, mine, away)
 	return err
 }
 
 // refuseDependents fails when devices devbulk did not create depend on the
-// set's, here or in another named namespace. It returns the namespace's
-// links as it scanned them (snapshot sn's, when not nil).
-func (s *Set) refuseDependents(t Target, sn *snapshot, mine []nlbatch.Link) ([]nlbatch.Link, error) {
-	all, err := scan(t.Conn, sn)
+// set's: here, in snapshot sn (or a scan, without one), or among away (found
+// in other named namespaces by dependentsAway) on one of mine or their veth
+// peers. It returns the namespace's links as it scanned them.
+func (s *Set) refuseDependents(c *nlbatch.Conn, sn *snapshot, mine []nlbatch.Link, away []dependent) ([]nlbatch.Link, error) {
+	all, err := scan(c, sn)
 	if err != nil {
 		return nil, err
 	}
 	foreign := s.foreignDependents(mine, all)
-	if t.Dedicated == nil && t.NS > 0 {
-		elsewhere, err := dependentsElsewhere(append(mine, s.peers(mine, all)...), t.NS)
-		if err != nil {
-			return nil, err
+	ours := indexes(append(mine, s.peers(mine, all)...))
+	for _, d := range away {
+		if ours[d.on] {
+			foreign = append(foreign, d.name)
 		}
-		foreign = append(foreign, elsewhere...)
 	}
 	if len(foreign) > 0 {
 		return nil, fmt.Errorf("refusing to delete: %w: %s", ErrForeignDependents, nameList(foreign))
@@ -469,21 +511,17 @@ func deleteParallel(ctx context.Context, t Target, s *Set, devs []nlbatch.Link, 
 	return all, errors.Join(errs...)
 }
 
-// deleteGroup deletes the set in one RTM_DELLINK by group. When the run's
+// deleteGroup deletes the set in one RTM_DELLINK by group, all being the
+// namespace's links as the last look before it saw them. When the run's
 // group does not hold exactly the set's devices (someone moved a device into
 // it, or an earlier group delete was interrupted half-way through marking),
 // it marks the set with a fresh group first (pipelined RTM_SETLINK), saved
 // beforehand, and checks the mark before sweeping.
-func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Link, first func() error, p *Phase) (map[int32]bool, error) {
+func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine, all []nlbatch.Link, first func() error, p *Phase) (map[int32]bool, error) {
 	if len(mine) == 0 {
 		return nil, nil
 	}
-	// The record first: the scan is the last look before the request.
 	if err := first(); err != nil {
-		return nil, err
-	}
-	all, err := c.ScanLinks()
-	if err != nil {
 		return nil, err
 	}
 	group := s.Group
@@ -496,6 +534,7 @@ func deleteGroup(ctx context.Context, c *nlbatch.Conn, s *Set, mine []nlbatch.Li
 			}
 		}
 		// Look the devices up again right before marking them.
+		var err error
 		if mine, _, err = s.check(ctx, c, nil, s.owner(), mine); err != nil {
 			return nil, err
 		}

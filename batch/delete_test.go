@@ -185,6 +185,28 @@ func TestLostGroupDeleteAckIsSettled(t *testing.T) {
 	}
 }
 
+// A device of others put on one of the run's while the record is being
+// marked (between the mark and the group request) is seen by the one look
+// the group strategy takes after the mark: Delete refuses, sends nothing,
+// and says so (Acted); a check of group membership alone would let the
+// kernel delete it with the run's device.
+func TestForeignUpperAddedLateRefusesTheGroupDelete(t *testing.T) {
+	k, s, c := fakeRun(3)
+	on := s.Links[1].Index
+	p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{
+		BeforeFirst: func() error {
+			k.Add(nlbatchtest.Link{Name: "theirs", Kind: "macvlan", Parent: on})
+			return nil
+		},
+	})
+	if !errors.Is(err, ErrForeignDependents) || !strings.Contains(err.Error(), "theirs") || p.Acted() {
+		t.Errorf("%v (acted %v), want ErrForeignDependents naming theirs, nothing sent", err, p.Acted())
+	}
+	if got := kernelNames(k); got != "lo dbk0 dbk1 dbk2 theirs" {
+		t.Errorf("kernel holds %q after a refused delete", got)
+	}
+}
+
 // The residual risk, shown: a device moved into the run's group between
 // the group check and the group delete goes with the group, and the phase
 // says that a device that was not the run's vanished.
@@ -194,7 +216,7 @@ func TestForeignDeviceMovedIntoTheGroupIsReported(t *testing.T) {
 	dumps := 0
 	k.After = func(typ, flags uint16) {
 		if typ == unix.RTM_GETLINK && flags&unix.NLM_F_DUMP == unix.NLM_F_DUMP {
-			if dumps++; dumps == 2 { // deleteGroup's own check has just run
+			if dumps++; dumps == 1 { // the group check, the last look, has just run
 				k.Remove(theirs.Index)
 				k.Add(nlbatchtest.Link{Index: theirs.Index, Name: "theirs", Kind: "ifb", Group: 7})
 			}

@@ -68,7 +68,13 @@ type Phase struct {
 	Errors []string `json:"errors,omitempty"`
 
 	firstErr error // the first of them, for errors.Is
+	acted    bool  // a request that changes devices was sent (Acted)
 }
+
+// Acted reports whether the phase sent a request that changes devices (a
+// delete, a group mark, an unload). A delete that did not left the set as
+// it was, whatever its error: refused, or stopped before its first request.
+func (p *Phase) Acted() bool { return p.acted }
 
 // Latency summarizes per-request latencies, in nanoseconds.
 type Latency struct {

@@ -82,16 +82,42 @@ func namedNamespaces() []string {
 	return out
 }
 
-// dependentsElsewhere lists the devices in other named namespaces whose
-// lower device (IFLA_LINK with IFLA_LINK_NETNSID) is one of mine in
-// namespace ours: a macvlan or vlan made with `link X netns B` goes with X.
-func dependentsElsewhere(mine []nlbatch.Link, ours netns.NsHandle) ([]string, error) {
+// dependent is a device in another named namespace whose lower device
+// (IFLA_LINK with IFLA_LINK_NETNSID) is ifindex on in the namespace
+// scanned for: a macvlan or vlan made with `link X netns B` goes with X.
+type dependent struct {
+	name string // with its namespace, for messages
+	on   int32
+}
+
+// dependentsAway lists the devices in other named namespaces that sit on
+// one of the set's recorded devices (or their veth peers here) in t's
+// namespace: candidates, which refuseDependents keeps where they sit on a
+// device that is still the set's. None for a namespace devbulk made for the
+// set, or without t.NS.
+func (s *Set) dependentsAway(t Target) ([]dependent, error) {
+	if t.Dedicated != nil || t.NS <= 0 {
+		return nil, nil
+	}
+	idx := indexes(s.all())
+	if s.Kind != nil && s.Kind.Name == "veth" {
+		for _, l := range s.all() {
+			if l.Parent != 0 && !l.HasParentNetns {
+				idx[l.Parent] = true
+			}
+		}
+	}
+	return dependentsElsewhere(idx, t.NS)
+}
+
+// dependentsElsewhere lists the devices in other named namespaces that sit
+// on one of idx in namespace ours.
+func dependentsElsewhere(idx map[int32]bool, ours netns.NsHandle) ([]dependent, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(ours), &st); err != nil {
 		return nil, err
 	}
-	idx := indexes(mine)
-	var out []string
+	var out []dependent
 	for _, path := range namedNamespaces() {
 		var pst unix.Stat_t
 		if unix.Stat(path, &pst) != nil || pst.Ino == st.Ino {
@@ -108,7 +134,7 @@ func dependentsElsewhere(mine []nlbatch.Link, ours netns.NsHandle) ([]string, er
 
 // dependentsIn lists the devices of the namespace at path that sit on one of
 // idx in the namespace open as ours.
-func dependentsIn(path string, ours int, idx map[int32]bool) ([]string, error) {
+func dependentsIn(path string, ours int, idx map[int32]bool) ([]dependent, error) {
 	ns, err := netns.GetFromPath(path)
 	if err != nil {
 		return nil, nil // gone meanwhile, or not a namespace
@@ -136,10 +162,10 @@ func dependentsIn(path string, ours int, idx map[int32]bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	var out []dependent
 	for _, l := range candidates {
 		if l.ParentNetnsID == id {
-			out = append(out, fmt.Sprintf("%s (netns %s)", l.Name, filepath.Base(path)))
+			out = append(out, dependent{name: fmt.Sprintf("%s (netns %s)", l.Name, filepath.Base(path)), on: l.Parent})
 		}
 	}
 	return out, nil

@@ -141,16 +141,16 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 	return rep, nil
 }
 
-// deleteSet deletes one run's devices with strategy d, marking the record
-// "deleting" right before the first request, and keeps the record in step
-// with what is left.
+// deleteSet deletes one run's devices with strategy d and keeps the record
+// in step with what is left.
 //
-// The record is marked "deleting", and owned by this process, right before
-// the first request: a concurrent cleanup then leaves it alone, and one
-// after a kill -9 finishes it. When the delete changed nothing (refused,
-// interrupted before its first device) the state goes back to what it was;
-// the record's devices are rewritten only once the delete has looked every
-// one of them up afterwards.
+// The record is marked "deleting", and owned by this process, before the
+// first request (batch.DeleteOptions.BeforeFirst): a concurrent cleanup then
+// leaves it alone, and one after a kill -9 finishes it. When the delete
+// changed nothing (refused, also after the mark, or interrupted before its
+// first device) the state goes back to what it was; the record's devices
+// are rewritten only once the delete has looked every one of them up
+// afterwards.
 func (s *Store) deleteSet(ctx context.Context, conn *nlbatch.Conn, ns netns.NsHandle, r *Record, d batch.DeleteStrategy, do batch.DeleteOptions) (batch.Phase, bool, error) {
 	set, err := r.Set(s.Save)
 	if err != nil {
@@ -170,7 +170,7 @@ func (s *Store) deleteSet(ctx context.Context, conn *nlbatch.Conn, ns netns.NsHa
 			return p, true, errors.Join(err, s.Remove(r))
 		}
 	}
-	if marked && unchanged(p) {
+	if marked && (!p.Acted() || unchanged(p)) {
 		r.State, r.Owner = state, creator
 	}
 	if !marked && !p.Settled && slices.Equal(r.Marks, marks) {

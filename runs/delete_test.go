@@ -79,6 +79,9 @@ func TestRefusedDeleteKeepsTheRecordComplete(t *testing.T) {
 	}{
 		{"lower strategy on parents devbulk did not create", context.Background(), "mv", batch.DeleteLower, batch.ErrNotApplicable},
 		{"a foreign upper on a run's device", context.Background(), "dbk", batch.DeleteSerial, batch.ErrForeignDependents},
+		// The group strategy marks the record before its one look, and
+		// puts the state back when that look refuses.
+		{"a foreign upper on a run's device, by group", context.Background(), "dbk", batch.DeleteGroup, batch.ErrForeignDependents},
 		{"interrupted before the first device", cancelled, "mv", batch.DeleteSerial, nil},
 		{"the kernel refuses the group delete", context.Background(), "mv", batch.DeleteGroup, unix.EOPNOTSUPP},
 	} {

@@ -208,10 +208,10 @@ func TestInterruptedRemarkIsRecovered(t *testing.T) {
 	s.requirePresent(t, "the resumed group delete (it was only in the run's group)", intruder)
 }
 
-// A device someone moves into the run's group after Delete's checks,
-// right before the group request (where BeforeFirst runs), is spared: the
-// group is scanned once more after BeforeFirst, found to hold a stranger,
-// and the run re-marked. Trusting the checks' dump would delete it too.
+// A device someone moves into the run's group while the record is marked
+// (BeforeFirst), right before the group request, is spared: the group
+// strategy's one look comes after BeforeFirst, finds a stranger in the
+// group, and the run is re-marked. A look before the mark would miss it.
 func TestDeviceMovedIntoTheGroupLateIsSpared(t *testing.T) {
 	k := needKind(t, "ifb")
 	s := newScratch(t)
@@ -226,6 +226,27 @@ func TestDeviceMovedIntoTheGroupLateIsSpared(t *testing.T) {
 	}
 	s.requireGone(t, "the group delete", rec.Links...)
 	s.requirePresent(t, "the group delete (moved into the run's group after the checks)", late)
+}
+
+// A macvlan of others put on one of the run's devices while the record is
+// marked, right before the group request, would go with it: the look after
+// the mark sees it, and the delete refuses and sends nothing.
+func TestForeignUpperAddedLateIsRefused(t *testing.T) {
+	k := needKind(t, "ifb")
+	mv := needKind(t, "macvlan")
+	s := newScratch(t)
+	_, rec := createRun(t, s, k, 10)
+	on := rec.Links[3]
+	upper, _ := mv.Plan(devices.Options{Count: 1, Prefix: "late", Lowers: []devices.Lower{{Index: on.Index, Name: on.Name}}})
+	var theirs nlbatch.Link
+	set, _ := rec.Set(nil)
+	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{
+		BeforeFirst: func() error { theirs = s.add(t, upper[0]); return nil },
+	})
+	if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), theirs.Name) || p.Acted() {
+		t.Fatalf("group delete with %s put on %s after the mark: %v (acted %v), want ErrForeignDependents naming it, nothing sent", theirs.Name, on.Name, err, p.Acted())
+	}
+	s.requirePresent(t, "a refused group delete", append(rec.Links, theirs)...)
 }
 
 // bystanderKind is the kind of the test's own devices: dummy or ifb, but not

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/devbulk/devbulk"
@@ -30,23 +29,8 @@ const (
 	exitInterrupted = 130
 )
 
-// The Go heap's pacing, unless GOGC and GOMEMLIMIT say otherwise. devbulk's
-// garbage is mostly netlink answers, read and parsed a window at a time;
-// with Go's default (GOGC=100: the heap grows to twice what is live) a bench
-// of 20 000 devices peaked at 38 MiB of RSS. A tighter pace and a soft
-// limit keep it near what is live (README: "Memory").
-const (
-	gcPercent   = 25
-	memoryLimit = 40 << 20
-)
-
 func main() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
-	}
+	paceHeap(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp()
