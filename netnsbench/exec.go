@@ -47,7 +47,7 @@ func netnsExec(ctx context.Context, path, cmd string) error {
 		if err := unix.Mount("", "/", "none", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("making / a slave: %w", err)
 		}
-		if err := unix.Unmount("/sys", unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+		if err := unix.Unmount("/sys", unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil && !errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("unmounting /sys: %w", err)
 		}
 		if err := unix.Mount("sysfs", "/sys", "sysfs", 0, ""); err != nil {
