@@ -117,17 +117,12 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	// mark runs BeforeFirst once (runs marks its record "deleting"); first
 	// does it too, and notes that a request that changes devices is about
 	// to go.
-	marked := false
-	mark := func() error {
-		if marked {
-			return nil
-		}
-		marked = true
+	mark := sync.OnceValue(func() error {
 		if o.BeforeFirst == nil {
 			return nil
 		}
 		return o.BeforeFirst()
-	}
+	})
 	first := sync.OnceValue(func() error {
 		if err := mark(); err != nil {
 			return err

@@ -101,10 +101,8 @@ func (s *Set) dependentsAway(t Target) ([]dependent, error) {
 	}
 	idx := indexes(s.all())
 	if s.Kind != nil && s.Kind.Name == "veth" {
-		for _, l := range s.all() {
-			if l.Parent != 0 && !l.HasParentNetns {
-				idx[l.Parent] = true
-			}
+		for peer := range peerIndexes(s.all()) {
+			idx[peer] = true
 		}
 	}
 	return dependentsElsewhere(idx, t.NS)

@@ -92,12 +92,7 @@ func (s *Set) peers(mine, all []nlbatch.Link) []nlbatch.Link {
 	if s.Kind == nil || s.Kind.Name != "veth" {
 		return nil
 	}
-	want := map[int32]int32{} // peer ifindex → its veth
-	for _, l := range mine {
-		if l.Parent != 0 && !l.HasParentNetns {
-			want[l.Parent] = l.Index
-		}
-	}
+	want := peerIndexes(mine)
 	var out []nlbatch.Link
 	for _, l := range all {
 		if veth, ok := want[l.Index]; ok && l.Parent == veth {
@@ -105,6 +100,18 @@ func (s *Set) peers(mine, all []nlbatch.Link) []nlbatch.Link {
 		}
 	}
 	return out
+}
+
+// peerIndexes maps the ifindex of each veth's peer in this namespace to
+// the veth's.
+func peerIndexes(veths []nlbatch.Link) map[int32]int32 {
+	want := map[int32]int32{}
+	for _, l := range veths {
+		if l.Parent != 0 && !l.HasParentNetns {
+			want[l.Parent] = l.Index
+		}
+	}
+	return want
 }
 
 // all is every recorded device, upper links first, so one-by-one deletes
