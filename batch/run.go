@@ -51,6 +51,11 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 		return p, nil, err
 	}
 	o.Devices.Group = FreshGroup(existing, o.Taken)
+	if o.Kind.VNIs && o.Devices.VNIBase == 0 {
+		if o.Devices.VNIBase, err = freeVNIs(existing, o.Devices.Count, o.Devices.Group); err != nil {
+			return p, nil, err
+		}
+	}
 
 	var lowers []devices.Link
 	if o.Kind.NeedsLower {
@@ -123,6 +128,21 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 		return undo(err)
 	}
 	return p, set, nil
+}
+
+// freeVNIs picks count consecutive VNIs no link of the namespace uses.
+func freeVNIs(existing []nlbatch.Link, count int, seed uint32) (uint32, error) {
+	used := map[uint32]bool{}
+	for _, l := range existing {
+		if l.VNI != 0 {
+			used[l.VNI] = true
+		}
+	}
+	base, err := devices.FreeVNIs(count, seed, used)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return base, nil
 }
 
 // PrepareLowers creates the lower devices that count links of kind k need,

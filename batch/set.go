@@ -205,6 +205,9 @@ type Leftover struct {
 	// group, or not deleted): it stays in the set.
 	Present bool   `json:"present"`
 	Why     string `json:"why"`
+	// RenamedTo is the name someone else gave the device (still in the
+	// run's group): only the user can say whether it is still devbulk's.
+	RenamedTo string `json:"renamed_to,omitempty"`
 }
 
 func (l Leftover) String() string {
@@ -221,7 +224,7 @@ func (s *Set) leftover(rec, now nlbatch.Link, err error) Leftover {
 	case err != nil:
 		return Leftover{Link: rec, Present: true, Why: fmt.Sprintf("could not be looked up: %v", err)}
 	case now.Name != rec.Name && s.hasGroup(now.Group):
-		return Leftover{Link: rec, Present: true, Why: fmt.Sprintf("renamed to %s by someone else, not deleted", now.Name)}
+		return Leftover{Link: rec, Present: true, RenamedTo: now.Name, Why: fmt.Sprintf("renamed to %s by someone else, not deleted", now.Name)}
 	case now.Name == rec.Name && !s.hasGroup(now.Group):
 		// Group is part of ownership: moved out of the run's groups, or
 		// replaced by a device of the same name at the same ifindex.

@@ -33,6 +33,9 @@ type Kind struct {
 	Fallback []string
 	// MaxCount caps the links of one run (tunnels: the remote address range).
 	MaxCount int
+	// VNIs reports links told apart by a VNI (Options.VNIBase), which must
+	// be free in the namespace (FreeVNIs).
+	VNIs bool
 
 	// check validates the kind's own options.
 	check func(o Options) error

@@ -20,6 +20,8 @@ type Options struct {
 	// Default 198.18.0.1 (198.18.0.0/15 is reserved for benchmarking;
 	// devbulk never sends traffic to it).
 	RemoteBase netip.Addr
+	// VNIBase is the first vxlan VNI; link i gets VNIBase+i (default 1).
+	VNIBase uint32
 	// Lowers are the lower devices for kinds that need them, in order:
 	// link i sits on Lowers[i/PerLower].
 	Lowers []Lower

@@ -10,11 +10,22 @@ import (
 // vxlanPort is the IANA VXLAN port; links differ by VNI.
 const vxlanPort = 4789
 
-// Vxlan links get VNIs 1..N on port 4789, with vishvananda/netlink's
-// defaults (learning off).
+// maxVNI is the largest VXLAN network identifier (24 bits).
+const maxVNI = 1<<24 - 1
+
+// Vxlan links get VNIs VNIBase..VNIBase+N-1 on port 4789, with
+// vishvananda/netlink's defaults (learning off). The kernel refuses a VNI
+// in use on the same port: a run in a namespace that holds vxlans gets
+// free ones (FreeVNIs).
 var Vxlan = register(&Kind{
-	Name: "vxlan", Module: "vxlan", Config: "CONFIG_VXLAN",
-	assign: func(l *Link, i int, _ Options) { l.VNI = uint32(i + 1) },
+	Name: "vxlan", Module: "vxlan", Config: "CONFIG_VXLAN", VNIs: true,
+	assign: func(l *Link, i int, o Options) { l.VNI = max(o.VNIBase, 1) + uint32(i) },
+	check: func(o Options) error {
+		if last := uint64(max(o.VNIBase, 1)) + uint64(o.Count) - 1; last > maxVNI {
+			return fmt.Errorf("%d vxlans from VNI %d run past VNI %d", o.Count, max(o.VNIBase, 1), maxVNI)
+		}
+		return nil
+	},
 	data: func(l *Link, info *nl.RtAttr) {
 		data := info.AddRtAttr(unix.IFLA_INFO_DATA, nil)
 		data.AddRtAttr(nl.IFLA_VXLAN_ID, nl.Uint32Attr(l.VNI))
@@ -29,3 +40,29 @@ var Vxlan = register(&Kind{
 		return fmt.Sprintf("id %d dstport %d nolearning", l.VNI, vxlanPort)
 	},
 })
+
+// FreeVNIs returns the first VNI of count consecutive ones that used does
+// not hold: the first free range at or after a start drawn from seed (a
+// run's group), so that runs created at the same time rarely collide, and
+// repeated runs never.
+func FreeVNIs(count int, seed uint32, used map[uint32]bool) (uint32, error) {
+	if count < 1 || count > maxVNI {
+		return 0, fmt.Errorf("%d vxlans: a namespace holds at most %d VNIs", count, maxVNI)
+	}
+	span := uint32(maxVNI - count + 1) // bases 1..span
+	start := 1 + seed%span
+	for tried := uint32(0); tried < span; {
+		base := 1 + (start-1+tried)%span
+		clash := uint32(0)
+		for v := base; v < base+uint32(count); v++ {
+			if used[v] {
+				clash = v
+			}
+		}
+		if clash == 0 {
+			return base, nil
+		}
+		tried += clash - base + 1 // the next base past the last VNI in use
+	}
+	return 0, fmt.Errorf("no %d consecutive free VNIs in this namespace", count)
+}

@@ -31,6 +31,8 @@ type Link struct {
 	// VxlanLink is a vxlan's IFLA_VXLAN_LINK: the device it sits on, which
 	// takes the vxlan with it when deleted (vxlan has no IFLA_LINK).
 	VxlanLink int32 `json:",omitempty"`
+	// VNI is a vxlan's IFLA_VXLAN_ID.
+	VNI uint32 `json:",omitempty"`
 }
 
 // Lowers lists the ifindexes in the same namespace whose deletion deletes
@@ -167,8 +169,11 @@ func ParseLink(msg []byte) (Link, error) {
 			})
 			if l.Kind == "vxlan" {
 				nlwire.ForEachAttr(data, func(typ uint16, v []byte) {
-					if typ == unix.IFLA_VXLAN_LINK && len(v) >= 4 {
+					switch {
+					case typ == unix.IFLA_VXLAN_LINK && len(v) >= 4:
 						l.VxlanLink = int32(binary.NativeEndian.Uint32(v))
+					case typ == unix.IFLA_VXLAN_ID && len(v) >= 4:
+						l.VNI = binary.NativeEndian.Uint32(v)
 					}
 				})
 			}

@@ -54,12 +54,12 @@ func (s *Store) Cleanup(ctx context.Context, all bool) ([]Cleaned, error) {
 				continue
 			}
 		}
-		out = append(out, s.cleanupRun(ctx, r))
+		out = append(out, s.cleanupRun(ctx, r, recs))
 	}
 	return out, nil
 }
 
-func (s *Store) cleanupRun(ctx context.Context, r *Record) Cleaned {
+func (s *Store) cleanupRun(ctx context.Context, r *Record, recs []*Record) Cleaned {
 	ns, where := recordedNetns(r)
 	if !ns.IsOpen() {
 		return Cleaned{What: fmt.Sprintf("%s: stale, the namespace is gone (and its devices with it): record removed", r), Err: s.Remove(r)}
@@ -71,19 +71,29 @@ func (s *Store) cleanupRun(ctx context.Context, r *Record) Cleaned {
 	}
 	defer conn.Close()
 	n := r.Devices()
-	p, removed, err := s.deleteSet(ctx, conn, ns, r, batch.DeleteGroup, batch.DeleteOptions{})
+	p, removed, _, err := s.deleteSet(ctx, batch.Target{Conn: conn, NS: ns}, r, batch.DeleteGroup, batch.DeleteOptions{}, false)
+	sib := siblings(&p, r, recs)
 	in := "netns " + r.Netns
 	if where != r.Netns {
 		in = fmt.Sprintf("netns %s (recorded as %s, found by inode)", where, r.Netns)
 	}
 	var what string
 	switch {
-	case removed && err == nil && len(p.Left) == n: // nothing of it was there
+	case removed && err == nil && p.Deleted == 0 && len(p.Left) == n: // nothing of it was there
 		what = fmt.Sprintf("%s: stale, none of its %d devices is left in %s: record removed", r, n, in)
 	default:
 		what = fmt.Sprintf("%s: deleted %d of %d %s links in %s", r, p.Deleted, p.Devices, r.Kind, in)
 		if left := describe(p.Left); left != "" {
 			what += "; " + left
+		}
+		for _, l := range p.Left {
+			if l.RenamedTo != "" {
+				what += fmt.Sprintf("; `devbulk delete --netns %s --forget-renamed` drops renamed devices from the record", where)
+				break
+			}
+		}
+		if len(sib) > 0 {
+			what += "; " + SiblingsGone(sib)
 		}
 		if len(p.Vanished) > 0 {
 			what += "; not devbulk's, gone during the delete: " + strings.Join(p.Vanished, ", ")
@@ -99,4 +109,14 @@ func describe(left []batch.Leftover) string {
 		parts = append(parts, l.String())
 	}
 	return strings.Join(parts, "; ")
+}
+
+// SiblingsGone says, in one line, that devices of other devbulk runs went
+// during a delete (see Outcome.Siblings).
+func SiblingsGone(names []string) string {
+	what := strings.Join(names, ", ")
+	if len(names) > 3 {
+		what = fmt.Sprintf("%s .. %s", names[0], names[len(names)-1])
+	}
+	return fmt.Sprintf("%d devices of other devbulk runs went meanwhile (their own delete or cleanup): %s", len(names), what)
 }

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
-	"strings"
+	"time"
 
 	"github.com/vishvananda/netns"
 
@@ -21,19 +22,28 @@ var ErrRunning = errors.New("the run's devbulk is still running")
 // DeleteOptions choose the runs to delete and how.
 type DeleteOptions struct {
 	// Netns is the namespace as the user named it (see OpenNetns); NS and
-	// Inode are that namespace, open.
+	// Inode are that namespace, open. Every run made in that namespace is
+	// found, whatever name it was made under.
 	Netns string
 	NS    netns.NsHandle
 	Inode uint64
-	// Prefix and Kind, when set, keep only runs whose prefix starts with
-	// Prefix, of kind Kind.
+	// Prefix and Kind, when set, keep only the run with that prefix, of
+	// kind Kind.
 	Prefix, Kind string
 	Strategy     batch.DeleteStrategy
 	Workers      int
-	// Force deletes a run even while the devbulk that made it still runs.
-	Force    bool
-	Progress func(deleted, total int)
+	// Force stops (SIGKILL) the devbulk that still runs a run, then deletes
+	// the run: nothing it made is left out of a record.
+	Force bool
+	// ForgetRenamed drops devices someone else renamed from the record
+	// (they are no longer recognisably devbulk's, and are not deleted), so
+	// that the rest of the run can be deleted and its record removed.
+	ForgetRenamed bool
+	Progress      func(deleted, total int)
 }
+
+// stopTimeout bounds the wait for a killed devbulk to exit.
+const stopTimeout = 30 * time.Second
 
 // Outcome is what a delete did to one recorded run.
 type Outcome struct {
@@ -42,15 +52,30 @@ type Outcome struct {
 	Err    error
 	// Removed says the record is gone: nothing of the run is left.
 	Removed bool
+	// Stopped says the run's devbulk was still running and was killed
+	// first (DeleteOptions.Force).
+	Stopped bool
+	// Forgotten are the renamed devices dropped from the record
+	// (DeleteOptions.ForgetRenamed).
+	Forgotten []batch.Leftover
+	// Siblings names the devices of other devbulk runs that went during
+	// the delete (their own delete, most likely): devbulk's, not an alarm.
+	// They are not in Phase.Vanished.
+	Siblings []string
 }
 
 // DeleteReport is what Store.Delete did, run by run, and what it noticed.
 type DeleteReport struct {
 	Runs []Outcome
-	// Bad are record files that are not records (ignored; Cleanup moves
-	// them aside); Stale are other records whose namespace is gone.
-	Bad   []Bad
+	// Bad are record files that are not records and may be of this
+	// namespace (ignored: their devices are not deleted; Cleanup moves them
+	// aside); BadElsewhere are those that name another namespace.
+	Bad, BadElsewhere []Bad
+	// Stale are other records whose namespace is gone.
 	Stale []*Record
+	// Unmatched are the runs in this namespace that --prefix or --kind
+	// left out.
+	Unmatched []*Record
 }
 
 // Err joins the runs' errors.
@@ -65,13 +90,14 @@ func (r *DeleteReport) Err() error {
 }
 
 // Delete deletes the recorded runs in namespace o.NS, and nothing else. A
-// record matches when its namespace is the same file and inode. Everything
-// that can be refused is refused before anything is deleted: a strategy
-// that does not apply, a module that cannot be unloaded; a run whose
-// devbulk still runs is refused unless o.Force. Each run's record is
-// marked "deleting" before its first request, then rewritten with the
-// devices still present (renamed, moved to another group, not deleted), or
-// removed when nothing is left.
+// record matches when its namespace is o.NS (Record.In), however either was
+// named. Everything that can be refused is refused before anything is
+// deleted: a strategy that does not apply, a module that cannot be
+// unloaded; a run whose devbulk still runs is refused unless o.Force, which
+// stops that devbulk first. Each run's record is marked "deleting" before
+// its first request, then rewritten with the devices still present
+// (renamed, moved to another group, not deleted), or removed when nothing
+// is left.
 func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions) (*DeleteReport, error) {
 	if o.Strategy == batch.DeleteNetns {
 		return nil, batch.DeleteNetns.Applies(devices.Ifb, false)
@@ -80,18 +106,26 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 	if err != nil {
 		return nil, err
 	}
-	rep := &DeleteReport{Bad: bad}
-	want, _, _ := NetnsPath(o.Netns)
+	rep := &DeleteReport{}
+	for _, b := range bad {
+		if ino := b.inode(); ino != 0 && ino != o.Inode {
+			rep.BadElsewhere = append(rep.BadElsewhere, b)
+		} else {
+			rep.Bad = append(rep.Bad, b)
+		}
+	}
+	cookie := NetnsCookie(o.NS)
 	var mine []*Record
 	for _, r := range recs {
-		path, _, _ := NetnsPath(r.Netns)
 		switch {
-		case r.Inode != o.Inode || path != want:
+		case !r.In(o.Inode, cookie):
 			if quickStale(r) {
 				rep.Stale = append(rep.Stale, r)
 			}
-		case strings.HasPrefix(r.Prefix, o.Prefix) && (o.Kind == "" || r.Kind == o.Kind):
+		case (o.Prefix == "" || r.Prefix == o.Prefix) && (o.Kind == "" || r.Kind == o.Kind):
 			mine = append(mine, r)
+		default:
+			rep.Unmatched = append(rep.Unmatched, r)
 		}
 	}
 	for _, r := range mine {
@@ -108,41 +142,117 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 			}
 		}
 	}
-	// Every refusal before anything is deleted: a run whose devbulk still
-	// runs, devices of others on any run's devices.
-	refused := false
-	for _, r := range mine {
-		out := Outcome{Record: r}
-		if r.Owner.Alive() && r.Owner != owner.Self() && !o.Force {
-			out.Err = fmt.Errorf("%w (%s, state %s): refusing; wait for it to finish, or --force", ErrRunning, r.Owner, r.State)
-		} else if set, err := r.Set(nil); err != nil {
-			out.Err = err
-		} else if r.Devices() > 0 && len(mine) > 1 {
-			// One run's delete refuses before its first request by
-			// itself; several runs are refused all or none.
-			out.Err = batch.Refusal(ctx, batch.Target{Conn: conn, NS: o.NS}, set)
-		}
-		if out.Err != nil {
-			refused = true
-			rep.Runs = append(rep.Runs, out)
-		}
-	}
-	if refused {
+	mine, stopped, refusals := s.takeOver(ctx, conn, o, mine)
+	if len(refusals) > 0 {
+		rep.Runs = refusals
 		return rep, nil
 	}
 	for _, r := range mine {
 		if err := ctx.Err(); err != nil {
 			break
 		}
-		out := Outcome{Record: r}
-		out.Phase, out.Removed, out.Err = s.deleteSet(ctx, conn, o.NS, r, o.Strategy, batch.DeleteOptions{Workers: o.Workers, Progress: o.Progress})
+		out := Outcome{Record: r, Stopped: stopped[r]}
+		out.Phase, out.Removed, out.Forgotten, out.Err = s.deleteSet(ctx, batch.Target{Conn: conn, NS: o.NS}, r, o.Strategy,
+			batch.DeleteOptions{Workers: o.Workers, Progress: o.Progress}, o.ForgetRenamed)
+		out.Siblings = siblings(&out.Phase, r, recs)
 		rep.Runs = append(rep.Runs, out)
 	}
 	return rep, nil
 }
 
+// takeOver makes the runs this process's to delete, or says why not, before
+// anything is deleted: a run whose devbulk still runs is refused, or with
+// o.Force that devbulk is killed first and the run read again as it left it
+// (a run it had finished undoing is gone); devices of others on any run's
+// devices refuse all runs when there are several (one run's delete refuses
+// by itself before its first request).
+func (s *Store) takeOver(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions, mine []*Record) ([]*Record, map[*Record]bool, []Outcome) {
+	var refused []Outcome
+	var runs []*Record
+	stopped := map[*Record]bool{}
+	for _, r := range mine {
+		out := Outcome{Record: r}
+		if r.Owner.Alive() && r.Owner != owner.Self() {
+			if !o.Force {
+				out.Err = fmt.Errorf("%w (%s, state %s): refusing; wait for it to finish, or --force to stop it and delete the run", ErrRunning, r.Owner, r.State)
+				refused = append(refused, out)
+				continue
+			}
+			if out.Err = r.Owner.Stop(stopTimeout); out.Err == nil {
+				r, out.Err = s.reread(r)
+			}
+			if out.Err != nil {
+				refused = append(refused, out)
+				continue
+			}
+			if r == nil {
+				continue // its devbulk had undone the run
+			}
+			stopped[r] = true
+		}
+		runs = append(runs, r)
+	}
+	if len(refused) > 0 || len(runs) < 2 {
+		return runs, stopped, refused
+	}
+	for _, r := range runs {
+		set, err := r.Set(nil)
+		if err == nil && r.Devices() > 0 {
+			err = batch.Refusal(ctx, batch.Target{Conn: conn, NS: o.NS}, set)
+		}
+		if err != nil {
+			refused = append(refused, Outcome{Record: r, Err: err})
+		}
+	}
+	return runs, stopped, refused
+}
+
+// reread reads a record again from the store: nil when it is gone.
+func (s *Store) reread(r *Record) (*Record, error) {
+	now, err := readRecord(s.path(r))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return now, err
+}
+
+// siblings takes out of p.Vanished the devices that other devbulk runs
+// recorded (by name and kind's prefix), and returns them.
+func siblings(p *batch.Phase, r *Record, recs []*Record) []string {
+	if len(p.Vanished) == 0 {
+		return nil
+	}
+	theirs := map[string]bool{}
+	for _, o := range recs {
+		if o == r || o.Group == r.Group {
+			continue
+		}
+		for _, l := range append(slices.Clone(o.Links), o.Lowers...) {
+			theirs[l.Name] = true
+		}
+		if len(o.Links) == 0 { // a run still creating has recorded no names yet
+			for _, v := range p.Vanished {
+				if o.owns(v) {
+					theirs[v] = true
+				}
+			}
+		}
+	}
+	var sib, foreign []string
+	for _, v := range p.Vanished {
+		if theirs[v] {
+			sib = append(sib, v)
+		} else {
+			foreign = append(foreign, v)
+		}
+	}
+	p.Vanished = foreign
+	return sib
+}
+
 // deleteSet deletes one run's devices with strategy d and keeps the record
-// in step with what is left.
+// in step with what is left; with forget, devices someone renamed are
+// dropped from it (and returned).
 //
 // The record is marked "deleting", and owned by this process, before the
 // first request (batch.DeleteOptions.BeforeFirst): a concurrent cleanup then
@@ -151,10 +261,10 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 // first device) the state goes back to what it was; the record's devices
 // are rewritten only once the delete has looked every one of them up
 // afterwards.
-func (s *Store) deleteSet(ctx context.Context, conn *nlbatch.Conn, ns netns.NsHandle, r *Record, d batch.DeleteStrategy, do batch.DeleteOptions) (batch.Phase, bool, error) {
+func (s *Store) deleteSet(ctx context.Context, t batch.Target, r *Record, d batch.DeleteStrategy, do batch.DeleteOptions, forget bool) (batch.Phase, bool, []batch.Leftover, error) {
 	set, err := r.Set(s.Save)
 	if err != nil {
-		return batch.Phase{}, false, err
+		return batch.Phase{}, false, nil, err
 	}
 	state, creator, marks := r.State, r.Owner, slices.Clone(r.Marks)
 	marked := false
@@ -162,21 +272,56 @@ func (s *Store) deleteSet(ctx context.Context, conn *nlbatch.Conn, ns netns.NsHa
 		r.State, r.Owner, marked = Deleting, owner.Self(), true
 		return s.Save(r)
 	}
-	p, err := batch.Delete(ctx, batch.Target{Conn: conn, NS: ns}, set, d, do)
+	p, err := batch.Delete(ctx, t, set, d, do)
 	r.Marks = set.Marks
+	var forgotten []batch.Leftover
 	if p.Settled {
 		r.Links, r.Lowers = set.Links, set.Lowers
+		if forget {
+			forgotten = r.forgetRenamed(p.Left)
+			if len(forgotten) > 0 && errors.Is(err, batch.ErrSurvivors) && !stillPresent(p.Left) {
+				err = nil // the survivors were the renamed devices, now forgotten
+			}
+		}
 		if r.Devices() == 0 {
-			return p, true, errors.Join(err, s.Remove(r))
+			return p, true, forgotten, errors.Join(err, s.Remove(r))
 		}
 	}
 	if marked && (!p.Acted() || unchanged(p)) {
 		r.State, r.Owner = state, creator
 	}
-	if !marked && !p.Settled && slices.Equal(r.Marks, marks) {
-		return p, false, err // refused before anything: the file is as it was
+	if !marked && !p.Settled && slices.Equal(r.Marks, marks) && len(forgotten) == 0 {
+		return p, false, nil, err // refused before anything: the file is as it was
 	}
-	return p, false, errors.Join(err, s.Save(r))
+	return p, false, forgotten, errors.Join(err, s.Save(r))
+}
+
+// forgetRenamed drops from the record the devices that left says were
+// renamed, and returns them.
+func (r *Record) forgetRenamed(left []batch.Leftover) []batch.Leftover {
+	renamed := map[int32]bool{}
+	var out []batch.Leftover
+	for _, l := range left {
+		if l.RenamedTo != "" {
+			renamed[l.Link.Index] = true
+			out = append(out, l)
+		}
+	}
+	drop := func(l nlbatch.Link) bool { return renamed[l.Index] }
+	r.Links = slices.DeleteFunc(r.Links, drop)
+	r.Lowers = slices.DeleteFunc(r.Lowers, drop)
+	return out
+}
+
+// stillPresent reports whether a device the delete left is still there
+// under its recorded name (not deleted), as opposed to renamed.
+func stillPresent(left []batch.Leftover) bool {
+	for _, l := range left {
+		if l.Present && l.RenamedTo == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // unchanged reports whether a delete phase left every recorded device as
@@ -206,12 +351,12 @@ func (s *Store) Survey() (bad []Bad, stale []*Record, err error) {
 	return bad, stale, err
 }
 
-// quickStale reports whether a record's namespace is visibly gone: its
-// --netns no longer leads to the recorded inode. (Cleanup looks further: a
-// namespace may live on, unnamed, held by a process.)
+// quickStale reports whether a record's namespace is gone: neither its
+// --netns nor any namespace still held (a process, a descriptor or a bind
+// mount) is the recorded one.
 func quickStale(r *Record) bool {
-	ns, err := openRecorded(r)
-	if err != nil {
+	ns, _ := recordedNetns(r)
+	if !ns.IsOpen() {
 		return true
 	}
 	ns.Close()

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/internal/nsthread"
 )
 
 // ErrBadNetns reports a --netns that names no network namespace devbulk
@@ -105,6 +106,25 @@ func netnsInode(fd int) (uint64, error) {
 	return st.Ino, nil
 }
 
+// NetnsCookie returns the cookie of namespace ns (SO_NETNS_COOKIE, Linux
+// 5.14 and later), or 0 where the kernel has none. Unlike the nsfs inode,
+// which a namespace made soon after this one is freed can reuse, a cookie is
+// never given to another namespace during a boot: inode and cookie together
+// are the namespace, however it is named.
+func NetnsCookie(ns netns.NsHandle) uint64 {
+	var cookie uint64
+	nsthread.Run(ns, func() error {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		cookie, err = unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE)
+		return err
+	})
+	return cookie
+}
+
 // recordedNetns opens the namespace a run was made in: by its --netns when
 // that still means the recorded inode, else by the inode among every
 // namespace still held (a process, a descriptor or a bind mount). It
@@ -122,7 +142,7 @@ func recordedNetns(r *Record) (netns.NsHandle, string) {
 	if err != nil {
 		return netns.None(), "" // gone meanwhile
 	}
-	if ino != r.Inode {
+	if !r.In(ino, NetnsCookie(ns)) {
 		ns.Close()
 		return netns.None(), ""
 	}
@@ -137,7 +157,7 @@ func openRecorded(r *Record) (netns.NsHandle, error) {
 		return netns.None(), err
 	}
 	ns, ino, err := openNetnsFile(path)
-	if err == nil && ino != r.Inode {
+	if err == nil && !r.In(ino, NetnsCookie(ns)) {
 		ns.Close()
 		err = fmt.Errorf("netns %s is now another namespace (inode %d, recorded %d)", r.Netns, ino, r.Inode)
 	}

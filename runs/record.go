@@ -36,9 +36,11 @@ type Record struct {
 	Prefix string   `json:"prefix"`
 	Kind   string   `json:"kind"`
 	// Netns is the --netns the run was made with: a name from /run/netns,
-	// a path, or "current"; Inode is that namespace's nsfs inode then.
+	// a path, or "current"; Inode and Cookie are that namespace (see
+	// NetnsCookie; no cookie in records of older devbulks or kernels).
 	Netns  string         `json:"netns"`
 	Inode  uint64         `json:"netns_inode"`
+	Cookie uint64         `json:"netns_cookie,omitempty"`
 	Links  []nlbatch.Link `json:"links"`
 	Lowers []nlbatch.Link `json:"lowers,omitempty"`
 	Owner  owner.Owner    `json:"owner"`
@@ -150,6 +152,11 @@ func (r *Record) Validate() error {
 	return nil
 }
 
+// owns reports whether name is one the run makes (PREFIX<n>, PREFIXl<n>).
+func (r *Record) owns(name string) bool {
+	return r.ownName(nlbatch.Link{Name: name, Index: 1}, "") == nil || r.ownName(nlbatch.Link{Name: name, Index: 1}, "l") == nil
+}
+
 func (r *Record) ownName(l nlbatch.Link, infix string) error {
 	rest, ok := strings.CutPrefix(l.Name, r.Prefix+infix)
 	if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || l.Index <= 0 {
@@ -173,6 +180,13 @@ func (r *Record) Set(persist func(*Record) error) (*batch.Set, error) {
 		}
 	}
 	return s, nil
+}
+
+// In reports whether the run was made in the namespace with inode ino and
+// cookie (0: unknown), whatever name either was given: a namespace is its
+// inode, and its cookie tells it from a later one that reused the inode.
+func (r *Record) In(ino, cookie uint64) bool {
+	return r.Inode == ino && (r.Cookie == 0 || cookie == 0 || r.Cookie == cookie)
 }
 
 // Devices is the number of devices the record holds, lowers included.

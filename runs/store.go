@@ -107,6 +107,24 @@ type Bad struct {
 	Err  error
 }
 
+// inode is the namespace inode a bad record file names, when it can be read
+// at all (0 otherwise): a malformed record of another namespace is no
+// reason to doubt a delete here.
+func (b Bad) inode() uint64 {
+	f, err := os.OpenFile(b.File, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var r struct {
+		Inode uint64 `json:"netns_inode"`
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || json.NewDecoder(io.LimitReader(f, maxRecordBytes)).Decode(&r) != nil {
+		return 0
+	}
+	return r.Inode
+}
+
 // Load reads every record. Files that are not valid records are returned
 // as bad, not as an error: one broken file must not stop every command.
 func (s *Store) Load() ([]*Record, []Bad, error) {

@@ -23,9 +23,10 @@ func deleteCommand() *cli.Command {
 		Flags: []cli.Flag{
 			netnsFlag,
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: strategyList(batch.DeleteNetns) + " (auto: group)"},
-			&cli.StringFlag{Name: "prefix", Usage: "only runs whose prefix starts with `P`"},
+			&cli.StringFlag{Name: "prefix", Usage: "only the run made with --prefix `P`"},
 			&cli.StringFlag{Name: "kind", Usage: "only runs of kind `K`"},
-			&cli.BoolFlag{Name: "force", Usage: "delete a run even while the devbulk that made it still runs"},
+			&cli.BoolFlag{Name: "force", Usage: "stop (SIGKILL) a devbulk that still runs a run, then delete the run"},
+			&cli.BoolFlag{Name: "forget-renamed", Usage: "drop devices someone else renamed from the record (naming them; they are not deleted), so that the rest of the run can go"},
 			workersFlag, jsonFlag,
 		},
 		Action: deleteAction,
@@ -61,7 +62,8 @@ func deleteAction(c *cli.Context) error {
 
 // deleteOptionsOf reads the delete's flags (the namespace is opened apart).
 func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
-	o := runs.DeleteOptions{Netns: c.String("netns"), Prefix: c.String("prefix"), Kind: c.String("kind"), Force: c.Bool("force")}
+	o := runs.DeleteOptions{Netns: c.String("netns"), Prefix: c.String("prefix"), Kind: c.String("kind"),
+		Force: c.Bool("force"), ForgetRenamed: c.Bool("forget-renamed")}
 	if err := noArgs(c); err != nil {
 		return o, err
 	}
@@ -82,12 +84,14 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 }
 
 // printDeletes prints what each run's delete did; its error is the
-// report's, and says so when malformed records were ignored.
+// report's, and says so when malformed records that may be of this
+// namespace were ignored.
 func printDeletes(c *cli.Context, rep *runs.DeleteReport) error {
+	warnBad(c, rep.BadElsewhere)
 	warnBad(c, rep.Bad)
 	warnStale(c, rep.Stale)
 	if len(rep.Runs) == 0 {
-		fmt.Fprintf(c.App.ErrWriter, "devbulk: no devbulk runs recorded in netns %s\n", c.String("netns"))
+		printNoneMatched(c, rep.Unmatched)
 		return nil
 	}
 	if c.Bool("json") {
@@ -105,10 +109,33 @@ func printDeletes(c *cli.Context, rep *runs.DeleteReport) error {
 	}
 	err := rep.Err()
 	if len(rep.Bad) > 0 {
-		// Their runs were not touched: say so in the exit status too.
-		err = errors.Join(err, fmt.Errorf("%d malformed records ignored, their devices not deleted (see above)", len(rep.Bad)))
+		// They may be runs of this namespace, untouched: say so in the
+		// exit status too.
+		err = errors.Join(err, fmt.Errorf("%d malformed records that may be of this namespace ignored, their devices not deleted (see above)", len(rep.Bad)))
 	}
 	return err
+}
+
+// printNoneMatched says that no run was deleted, and why: none recorded in
+// the namespace, or none that --prefix and --kind chose.
+func printNoneMatched(c *cli.Context, unmatched []*runs.Record) {
+	if len(unmatched) == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "devbulk: no devbulk runs recorded in netns %s\n", c.String("netns"))
+		return
+	}
+	var names []string
+	for _, r := range unmatched {
+		names = append(names, fmt.Sprintf("--prefix %s (%s)", r.Prefix, r.Kind))
+	}
+	fmt.Fprintf(c.App.ErrWriter, "devbulk: no devbulk run in netns %s matches%s%s; recorded there: %s\n", c.String("netns"),
+		optional(" --prefix ", c.String("prefix")), optional(" --kind ", c.String("kind")), strings.Join(names, ", "))
+}
+
+func optional(flag, value string) string {
+	if value == "" {
+		return ""
+	}
+	return flag + value
 }
 
 // printLeft says what became of the devices a delete did not remove: each
@@ -147,7 +174,19 @@ func printDeleted(c *cli.Context, o runs.Outcome) {
 		fmt.Fprintf(c.App.Writer, "deleted %d of %d %s links %s* by %s in %s: %.3f ms/device\n",
 			p.Deleted, p.Devices, r.Kind, r.Prefix, p.Strategy, result.FormatNS(p.WallNS), p.MsPerDevice)
 	}
+	if o.Stopped {
+		fmt.Fprintf(c.App.Writer, "  its devbulk (%s) was still running: stopped (--force) before the delete\n", r.Owner)
+	}
 	printLeft(c.App.Writer, p.Left)
+	for _, l := range o.Forgotten {
+		fmt.Fprintf(c.App.Writer, "  forgotten (--forget-renamed): %s, renamed to %s, is no longer in the record and was not deleted\n", l.Link.Name, l.RenamedTo)
+	}
+	if renamed(p.Left) && !c.Bool("forget-renamed") {
+		fmt.Fprintln(c.App.Writer, "  renamed devices are not deleted: rename them back, delete them yourself, or run delete again with --forget-renamed")
+	}
+	if len(o.Siblings) > 0 {
+		fmt.Fprintf(c.App.Writer, "  %s\n", runs.SiblingsGone(o.Siblings))
+	}
 	if len(p.Vanished) > 0 {
 		fmt.Fprintf(c.App.Writer, "  not devbulk's, gone during the delete (deleted by someone else, or moved into the run's group and taken along): %s\n",
 			strings.Join(p.Vanished, ", "))
@@ -155,4 +194,14 @@ func printDeleted(c *cli.Context, o runs.Outcome) {
 	if !o.Removed {
 		fmt.Fprintf(c.App.Writer, "  the record of %s stays, for the %d devices left\n", r, r.Devices())
 	}
+}
+
+// renamed reports whether someone renamed a device of the run.
+func renamed(left []batch.Leftover) bool {
+	for _, l := range left {
+		if l.RenamedTo != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -17,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,8 +44,20 @@ func (o Owner) Alive() bool {
 	if o.PID <= 0 || o.BootID == "" || o.BootID != bootID() {
 		return false
 	}
-	start, err := startTime(o.PID)
-	return err == nil && start == o.Start
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", o.PID))
+	if err != nil {
+		return false
+	}
+	start, err := parseStart(b)
+	// A zombie has exited: it only waits for its parent to reap it.
+	return err == nil && start == o.Start && !zombie(b)
+}
+
+// zombie reports whether a /proc/PID/stat's state (field 3) is Z or X.
+func zombie(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	f := strings.Fields(string(stat[i+1:]))
+	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
 }
 
 func bootID() string {
@@ -111,4 +124,42 @@ func Read(path string) (Owner, error) {
 		return o, fmt.Errorf("%s: no pid or boot id", path)
 	}
 	return o, nil
+}
+
+// Stop kills the process o names (SIGKILL) and waits until it is gone. The
+// process is pinned by a pidfd before its start time is checked, so a pid
+// reused meanwhile is never signalled. A process that is no longer o is not
+// an error: there is nothing to stop.
+func (o Owner) Stop(timeout time.Duration) error {
+	if o.BootID != bootID() {
+		return nil
+	}
+	fd, err := unix.PidfdOpen(o.PID, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pidfd_open %d: %w", o.PID, err)
+	}
+	defer unix.Close(fd)
+	if start, err := startTime(o.PID); err != nil || start != o.Start {
+		return nil // gone, or the pid is another process's now
+	}
+	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("killing %s: %w", o, err)
+	}
+	// A pidfd becomes readable when its process has exited.
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for deadline := time.Now().Add(timeout); ; {
+		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
+		switch {
+		case n > 0:
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return fmt.Errorf("waiting for %s to exit: %w", o, err)
+		}
+		return fmt.Errorf("%s did not exit within %v of SIGKILL", o, timeout)
+	}
 }

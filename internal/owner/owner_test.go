@@ -4,7 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // Liveness is pid, start time and boot id together: not the name of the
@@ -81,5 +83,35 @@ func TestWriteRefusesSymlinksAndExistingFiles(t *testing.T) {
 	}
 	if o, err := Read(ok); err != nil || o != Self() {
 		t.Errorf("Read = %+v, %v; want %+v", o, err, Self())
+	}
+}
+
+// Stop kills the process it names and returns once it has exited, zombie
+// or not; an Owner whose pid now belongs to another process is left alone.
+func TestStopKillsOnlyTheOwner(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	start, err := startTime(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := Self()
+	impostor := Owner{PID: cmd.Process.Pid, Start: start + 1, BootID: self.BootID}
+	if err := impostor.Stop(time.Second); err != nil || !(Owner{PID: cmd.Process.Pid, Start: start, BootID: self.BootID}).Alive() {
+		t.Fatalf("Stop of an owner whose start time differs: %v, and the process is gone", err)
+	}
+	o := Owner{PID: cmd.Process.Pid, Start: start, BootID: self.BootID}
+	if err := o.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Not reaped yet: a zombie, which is not alive.
+	if o.Alive() {
+		t.Error("a killed, unreaped process is reported alive")
+	}
+	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("sleep ended with %v, want killed", err)
 	}
 }
