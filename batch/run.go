@@ -35,6 +35,8 @@ type CreateOptions struct {
 	// removed everything. Either may be nil.
 	Keep   func(s *Set, complete bool) error
 	Forget func() error
+	// Progress, when set, gets the number of links created so far.
+	Progress func(done int)
 }
 
 // CreateIn creates a run's devices through c, having its ownership kept
@@ -97,6 +99,10 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 		if err != nil {
 			return p, set, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %w", cause, err)
 		}
+		if errors.Is(cause, context.Canceled) {
+			cause = fmt.Errorf("interrupted: the %d %s links created by then were deleted again (their lower devices too), nothing is left: %w",
+				dp.Deleted, o.Kind.Name, cause)
+		}
 		if o.Forget != nil {
 			if err := o.Forget(); err != nil {
 				return p, nil, errors.Join(cause, err)
@@ -114,7 +120,7 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 			return undo(err)
 		}
 	}
-	p, found, err := Create(ctx, c, links, RequestOptions{Strategy: o.Strategy, Echo: true})
+	p, found, err := Create(ctx, c, links, RequestOptions{Strategy: o.Strategy, Echo: true, Progress: o.Progress})
 	switch {
 	case err != nil:
 		return undo(err)

@@ -32,6 +32,9 @@ type Report struct {
 	// no trace point for (inlined, or not in this version): their time is
 	// their callers'.
 	Untraceable []string `json:"profile_untraceable,omitempty"`
+	// Explain makes WriteTable say how figures were taken (bench
+	// --explain); the README's docs say it once for everyone else.
+	Explain bool `json:"-"`
 }
 
 // Cycle is one create→delete cycle of Count links.
@@ -52,26 +55,49 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "devbulk %s  %s  kind %s%s\n\n", r.Version, r.Machine(), r.Kind,
 		map[bool]string{true: " (up)", false: ""}[r.Up])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "N\trep\tphase\tstrategy\twall\tms/dev\tdev/s\tuser\tsys\tp50\tp99\tmax\tiproute2\tip/devbulk\t")
+	// Columns that would hold only dashes are left out: request latencies
+	// exist for serial phases, iproute2's figures with --compare.
+	hasIP, hasLat := false, false
+	for _, c := range r.Runs {
+		hasIP = hasIP || c.IPCreate != nil || c.IPDelete != nil
+		hasLat = hasLat || c.Create.Requests != nil || c.Delete.Requests != nil
+	}
+	row := func(cells ...string) {
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	head := []string{"N", "rep", "phase", "strategy", "wall", "ms/dev", "dev/s", "user", "sys"}
+	if hasLat {
+		head = append(head, "p50", "p99", "max")
+	}
+	if hasIP {
+		head = append(head, "iproute2", "ip/devbulk")
+	}
+	row(head...)
 	for _, c := range r.Runs {
 		for _, pp := range [][2]*batch.Phase{{&c.Create, c.IPCreate}, {&c.Delete, c.IPDelete}} {
 			p, ip := pp[0], pp[1]
-			lat := []string{"-", "-", "-"}
-			if p.Requests != nil {
-				lat = []string{result.FormatNS(p.Requests.P50), result.FormatNS(p.Requests.P99), result.FormatNS(p.Requests.Max)}
-			}
-			ipWall, ratio := "-", "-"
-			if ip != nil && ip.WallNS > 0 {
-				ipWall = result.FormatNS(ip.WallNS)
-				ratio = fmt.Sprintf("%.2fx", float64(ip.WallNS)/float64(p.WallNS)) // above 1: devbulk faster, as in the comparisons
-			}
 			strategy := p.Strategy
 			if p.Module != "" {
 				strategy += " (" + p.Module + ")"
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%.3f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-				c.Count, c.Repeat, p.Name, strategy, result.FormatNS(p.WallNS), p.MsPerDevice, p.DevicesPerSec,
-				result.FormatNS(p.UserNS), result.FormatNS(p.SysNS), lat[0], lat[1], lat[2], ipWall, ratio)
+			cells := []string{fmt.Sprint(c.Count), fmt.Sprint(c.Repeat), p.Name, strategy, result.FormatNS(p.WallNS),
+				fmt.Sprintf("%.3f", p.MsPerDevice), fmt.Sprintf("%.0f", p.DevicesPerSec), result.FormatNS(p.UserNS), result.FormatNS(p.SysNS)}
+			if hasLat {
+				lat := []string{"-", "-", "-"}
+				if p.Requests != nil {
+					lat = []string{result.FormatNS(p.Requests.P50), result.FormatNS(p.Requests.P99), result.FormatNS(p.Requests.Max)}
+				}
+				cells = append(cells, lat...)
+			}
+			if hasIP {
+				ipWall, ratio := "-", "-"
+				if ip != nil && ip.WallNS > 0 {
+					ipWall = result.FormatNS(ip.WallNS)
+					ratio = fmt.Sprintf("%.2fx", float64(ip.WallNS)/float64(p.WallNS)) // above 1: devbulk faster, as in the comparisons
+				}
+				cells = append(cells, ipWall, ratio)
+			}
+			row(cells...)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -100,7 +126,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
 	}
-	if hasNetns(r) {
+	if r.Explain && hasNetns(r) {
 		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", batch.FreedMethod)
 	}
 	if err := r.writeProfiles(w); err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 
 	"github.com/devbulk/devbulk/batch"
@@ -68,6 +69,20 @@ type NetnsSpec struct {
 // DefaultRepeat is a scenario's repeat count when the suite gives none.
 const DefaultRepeat = 6
 
+// UnmarshalJSON reads a scenario whose repeat, when not given, is
+// DefaultRepeat: a "repeat": 0 the suite does give is refused, not replaced.
+func (sc *ScenarioSpec) UnmarshalJSON(b []byte) error {
+	type plain ScenarioSpec // without this method
+	p := plain{Repeat: DefaultRepeat}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&p); err != nil {
+		return err
+	}
+	*sc = ScenarioSpec(p)
+	return nil
+}
+
 //go:embed default-suite.json
 var defaultSuite []byte
 
@@ -84,6 +99,10 @@ func ParseSuite(r io.Reader) (*Suite, error) {
 	dec.DisallowUnknownFields()
 	var s Suite
 	if err := dec.Decode(&s); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("suite: %s: want a %s, got a JSON %s (byte %d)", te.Field, jsonType(te.Type.Kind()), te.Value, te.Offset)
+		}
 		return nil, fmt.Errorf("suite: %w", err)
 	}
 	if dec.More() {
@@ -109,9 +128,6 @@ func ParseSuite(r io.Reader) (*Suite, error) {
 func (sc *ScenarioSpec) check() error {
 	if !scenarioName.MatchString(sc.Name) {
 		return errors.New("name must be 1..64 of A-Z a-z 0-9 _ - (it is a KTAP test name)")
-	}
-	if sc.Repeat == 0 {
-		sc.Repeat = DefaultRepeat
 	}
 	if sc.Repeat < 1 || sc.Repeat > 100 {
 		return fmt.Errorf("repeat %d out of range: 1..100", sc.Repeat)
@@ -204,6 +220,36 @@ func (n *NetnsSpec) create() (netnsbench.KeepOptions, error) {
 	return o, err
 }
 
+// ProbePayloads checks the payloads of the scenarios that run on this
+// kernel (netnsbench.Payload.Probe), so that one this kernel refuses stops
+// the check before its first scenario.
+func (s *Suite) ProbePayloads() error {
+	for _, sc := range s.Scenarios {
+		if sc.VM || sc.Netns == nil {
+			continue
+		}
+		var p netnsbench.Payload
+		var err error
+		switch sc.Netns.Scenario {
+		case "churn":
+			var o netnsbench.ChurnOptions
+			o, err = sc.Netns.churn()
+			p = o.Payload
+		case "create":
+			var o netnsbench.KeepOptions
+			o, err = sc.Netns.create()
+			p = o.Payload
+		}
+		if err == nil {
+			err = p.Probe()
+		}
+		if err != nil {
+			return fmt.Errorf("scenario %q: %w", sc.Name, err)
+		}
+	}
+	return nil
+}
+
 // NeedsVM reports whether a scenario of the suite runs in the VM.
 func (s *Suite) NeedsVM() bool {
 	for _, sc := range s.Scenarios {
@@ -212,4 +258,20 @@ func (s *Suite) NeedsVM() bool {
 		}
 	}
 	return false
+}
+
+// jsonType names what a Go kind is in JSON, for people.
+func jsonType(k reflect.Kind) string {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
+		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "list"
+	case reflect.Struct, reflect.Map, reflect.Pointer:
+		return "object"
+	case reflect.Bool:
+		return "true or false"
+	}
+	return k.String()
 }

@@ -15,7 +15,7 @@ var (
 
 func greKind(name string, fallback []string) *Kind {
 	return &Kind{
-		Name: name, Module: "ip_gre", Config: "CONFIG_NET_IPGRE",
+		Name: name, Module: "ip_gre", Config: "CONFIG_NET_IPGRE", Remotes: true,
 		Fallback: fallback,
 		MaxCount: maxTunnels,
 		check:    checkRemotes,

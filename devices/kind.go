@@ -33,6 +33,10 @@ type Kind struct {
 	Fallback []string
 	// MaxCount caps the links of one run (tunnels: the remote address range).
 	MaxCount int
+	// Remotes reports tunnels told apart by their remote address
+	// (Options.RemoteBase); VlanProtos, links that take a vlan protocol
+	// (Options.VlanProto).
+	Remotes, VlanProtos bool
 	// VNIs reports links told apart by a VNI (Options.VNIBase), which must
 	// be free in the namespace (FreeVNIs).
 	VNIs bool

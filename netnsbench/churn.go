@@ -57,6 +57,8 @@ type Report struct {
 	// Comparisons (churn with CompareExec) are the shell form against
 	// direct syscalls, over the rounds: the churn's time, and the drain's.
 	Comparisons []Comparison `json:"comparisons,omitempty"`
+	// Explain makes WriteTable say how figures were taken (--explain).
+	Explain bool `json:"-"`
 }
 
 // Comparison is exec mode's times against direct mode's in one phase of a
@@ -74,6 +76,11 @@ type Run struct {
 	PerWorker  int    `json:"per_worker"`
 	Namespaces int    `json:"namespaces"`
 	Payload    string `json:"payload"`
+	// Created is how many namespaces were made: Namespaces, unless the
+	// run was Interrupted (Ctrl-C), when the rates are over Created and
+	// neither release nor drain was measured.
+	Created     int64 `json:"created"`
+	Interrupted bool  `json:"interrupted,omitempty"`
 	// CreateNS is the creation phase: in churn and sequential, from the
 	// first creation to the last release (they interleave); in create,
 	// until every namespace exists.
@@ -113,6 +120,7 @@ type Run struct {
 	// second phase: the command run in each kept namespace as `ip netns
 	// exec` runs it, one after the other, and its rate curve.
 	ExecStep   string      `json:"exec_step,omitempty"`
+	ExecDone   int         `json:"exec_done,omitempty"` // namespaces the step ran in
 	ExecNS     int64       `json:"exec_ns,omitempty"`
 	ExecPerSec float64     `json:"exec_per_sec,omitempty"`
 	ExecRate   []RatePoint `json:"exec_rate,omitempty"`
@@ -403,29 +411,30 @@ func measure(ctx context.Context, run *Run, st steps, created, released *atomic.
 	start := time.Now()
 	stop := make(chan struct{})
 	var sampler sync.WaitGroup
-	if ok {
-		sampler.Add(1)
-		go func() {
-			defer sampler.Done()
-			tick := time.NewTicker(every)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-tick.C:
+	sampler.Add(1)
+	go func() { // progress on every tick; backlog samples where the slab can be read
+		defer sampler.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if ok {
 					run.sample(start, base, slabSize, created.Load(), released.Load())
-					if progress != nil {
-						progress(int(created.Load()))
-					}
+				}
+				if progress != nil {
+					progress(int(created.Load()))
 				}
 			}
-		}()
-	}
+		}
+	}()
 	user0, sys0 := result.CPU(true)
 	kbefore, _ := netnsstat.KernelCPU()
 	err = body()
 	run.CreateNS = time.Since(start).Nanoseconds()
+	run.Created, run.Interrupted = created.Load(), ctx.Err() != nil
 	if progress != nil {
 		progress(int(created.Load()))
 	}
@@ -498,6 +507,8 @@ func (run *Run) sample(start time.Time, base, slabSize int, created, released in
 type SequentialOptions struct {
 	Count   int
 	Profile bool
+	// Counter, when set, makes a counter of the namespaces created.
+	Counter func(label string, total int) func(done int)
 }
 
 // Sequential is the single-threaded `unshare -n` loop: one thread makes n
@@ -533,7 +544,7 @@ func Sequential(ctx context.Context, o SequentialOptions) (*Report, error) {
 		err := body()
 		released.Store(created.Load())
 		return err
-	}}, &created, &released, 0, nil, prof)
+	}}, &created, &released, 0, counter(o.Counter, "sequential", n), prof)
 	r.Runs = append(r.Runs, run)
 	return r, err
 }

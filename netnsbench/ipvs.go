@@ -91,6 +91,9 @@ func addIPVSServices(n int, verify bool) error {
 // returned release unloads what Prepare loaded; call it after the run.
 func (p Payload) Prepare() (release func(), err error) {
 	release = func() {}
+	if err := p.Probe(); err != nil {
+		return release, err
+	}
 	if len(p.Kinds) > 0 {
 		sup, err := devices.Probe(p.Kinds...)
 		if err != nil {

@@ -126,12 +126,21 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 				run.ExecNS, run.ExecRate = elapsed.Nanoseconds(), curve.points
 				run.ExecPerSec = float64(done) / elapsed.Seconds()
 			}()
-			for n := int(created.Load()); done < n && ctx.Err() == nil; done++ {
+			n := int(created.Load())
+			bar := counter(o.Counter, "exec step", n)
+			for ; done < n && ctx.Err() == nil; done++ {
 				if err := netnsExec(ctx, m.path(done), o.ExecStep); err != nil {
+					if ctx.Err() != nil {
+						break // the step was killed by the interruption, not failed
+					}
 					return fmt.Errorf("exec step in namespace %d: %w", done, err)
 				}
 				curve.point(done + 1)
+				if bar != nil {
+					bar(done + 1)
+				}
 			}
+			run.ExecDone, run.Interrupted = done, run.Interrupted || ctx.Err() != nil
 			return ctx.Err()
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/child"
+	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -35,6 +36,9 @@ type Payload struct {
 	IPVS int
 	// needsParent: some item pairs with the run's parent namespace.
 	needsParent bool
+	// sysctls are the sysctl items, KEY and VALUE: Probe writes each in a
+	// scratch namespace before a run.
+	sysctls [][2]string
 	// keys are the items given so far, by what they make (veth, ipvs,
 	// devices, lo-up, each sysctl key): an item twice would make the same
 	// names or services twice.
@@ -136,6 +140,7 @@ func (p *Payload) add(word string) error {
 		if !ok || !sysctlKey.MatchString(key) || strings.Contains(key, "..") || value == "" || strings.ContainsAny(value, "\n\x00") {
 			return fmt.Errorf("payload item %q: want sysctl:KEY=VALUE with a net.* KEY (a namespace's own settings, as net.ipv4.ip_forward)", word)
 		}
+		p.sysctls = append(p.sysctls, [2]string{key, value})
 		return p.push("sysctl:"+key, item{name: word, apply: func(netns.NsHandle, int, bool) error { return writeSysctl(key, value) },
 			shell: fmt.Sprintf("sysctl -qw %s=%s", key, value)})
 	case name == "devices":
@@ -303,4 +308,34 @@ func run(cmd string) error {
 		return fmt.Errorf("exec %q: %v: %s", cmd, err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// ErrBadPayload reports a payload item this kernel refuses (a usage error:
+// the run would fail in its first namespace).
+var ErrBadPayload = errors.New("bad payload")
+
+// Probe writes the payload's sysctls in a scratch namespace, so that a key
+// this kernel does not have in a namespace, or a value it refuses, stops a
+// run before it starts, not after it.
+func (p Payload) Probe() error {
+	if len(p.sysctls) == 0 {
+		return nil
+	}
+	ns, err := nsthread.New()
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	return nsthread.Run(ns, func() error {
+		for _, kv := range p.sysctls {
+			err := writeSysctl(kv[0], kv[1])
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				return fmt.Errorf("%w: payload item sysctl:%s=%s: this kernel has no %s in a network namespace", ErrBadPayload, kv[0], kv[1], kv[0])
+			case err != nil:
+				return fmt.Errorf("%w: payload item sysctl:%s=%s: the kernel refuses the value %q: %w", ErrBadPayload, kv[0], kv[1], kv[1], err)
+			}
+		}
+		return nil
+	})
 }

@@ -35,12 +35,18 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	for _, run := range r.Runs {
+		if run.Interrupted {
+			fmt.Fprintf(w, "round %d %s: INTERRUPTED after %s (rates over those; release and drain not measured)\n",
+				max(1, run.Round), run.Mode, outOf(int(run.Created), run.Namespaces, "namespace"))
+		}
+	}
+	for _, run := range r.Runs {
 		if err := writeCurve(w, "creation rate (netns/s over each step)", run.Rate); err != nil {
 			return err
 		}
 		if run.ExecStep != "" && run.ExecNS > 0 {
 			fmt.Fprintf(w, "\nexec step, as ip netns exec runs it, in each namespace: %s in %s (%.0f/s): %s\n",
-				devbulk.Plural(run.Namespaces, "namespace"), result.FormatNS(run.ExecNS), run.ExecPerSec, run.ExecStep)
+				outOf(run.ExecDone, int(run.Created), "namespace"), result.FormatNS(run.ExecNS), run.ExecPerSec, run.ExecStep)
 			if err := writeCurve(w, "exec step rate (namespaces/s over each step)", run.ExecRate); err != nil {
 				return err
 			}
@@ -52,9 +58,20 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := r.writeComparisons(w); err != nil {
 		return err
 	}
+	if !r.Explain {
+		return nil
+	}
 	fmt.Fprintln(w, "\nCPU % = (user+sys)/create; own/kernel % = devbulk's user time / all CPUs' kernel time (/proc/stat) during create")
 	_, err := fmt.Fprintf(w, "\ndrain = from the last release until %s\n", DrainMethod)
 	return err
+}
+
+// outOf is "n of total things", or "total things" when all were done.
+func outOf(n, total int, thing string) string {
+	if n == total {
+		return devbulk.Plural(total, thing)
+	}
+	return fmt.Sprintf("%d of %s", n, devbulk.Plural(total, thing))
 }
 
 // WriteSeries writes every run's samples as CSV.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/nlbatch"
 )
@@ -80,7 +81,7 @@ func (s *Store) cleanupRun(ctx context.Context, r *Record, recs []*Record) Clean
 	var what string
 	switch {
 	case removed && err == nil && p.Deleted == 0 && len(p.Left) == n: // nothing of it was there
-		what = fmt.Sprintf("%s: stale, none of its %d devices is left in %s: record removed", r, n, in)
+		what = fmt.Sprintf("%s: stale, none of its %s is left in %s: record removed", r, devbulk.Plural(n, "device"), in)
 	default:
 		what = fmt.Sprintf("%s: deleted %d of %d %s links in %s", r, p.Deleted, p.Devices, r.Kind, in)
 		if left := describe(p.Left); left != "" {
@@ -118,5 +119,5 @@ func SiblingsGone(names []string) string {
 	if len(names) > 3 {
 		what = fmt.Sprintf("%s .. %s", names[0], names[len(names)-1])
 	}
-	return fmt.Sprintf("%d devices of other devbulk runs went meanwhile (their own delete or cleanup): %s", len(names), what)
+	return fmt.Sprintf("%s of other devbulk runs went meanwhile (their own delete or cleanup): %s", devbulk.Plural(len(names), "device"), what)
 }

@@ -81,7 +81,7 @@ func TestConcurrentDeletesOfTwoRunsRaiseNoAlarm(t *testing.T) {
 	waitFor(t, "a5 deleted", func() bool { return !linkNames(t, ns)["a5"] })
 	r := run(t, state, "delete", "--netns", ns, "--prefix", "b")
 	if r.code != 0 || !strings.Contains(r.stdout, "deleted 1500 of 1500") || strings.Contains(r.stdout, "not devbulk's") ||
-		!strings.Contains(r.stdout, "devices of other devbulk runs went meanwhile") {
+		!strings.Contains(r.stdout, "of other devbulk runs went meanwhile") {
 		t.Errorf("delete of b beside a's: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	serial.Process.Kill()

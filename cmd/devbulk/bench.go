@@ -25,7 +25,7 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "delete", Value: "serial,group,netns", Usage: "delete strategies: `S[,S..]` of " + strategyList()},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per count and strategy (1..100)"},
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
-			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
+			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
 		},
 		Action: benchWith(benchOptionsOf),
 	}
@@ -75,9 +75,6 @@ func benchOptionsOf(c *cli.Context) (bench.Options, error) {
 	if o.Repeat, err = intFlag(c, "repeat", 1, 100); err != nil {
 		return o, err
 	}
-	if o.Workers, err = workers(c); err != nil {
-		return o, err
-	}
 	switch c.String("compare") {
 	case "":
 	case "iproute2":
@@ -101,7 +98,11 @@ func benchOptionsOf(c *cli.Context) (bench.Options, error) {
 	if limits == nil {
 		limits = devices.Ifb // the default kinds share their limits
 	}
-	return o, check(limits)
+	if err := check(limits); err != nil {
+		return o, err
+	}
+	o.Workers, err = workers(c, o.Deletes...)
+	return o, err
 }
 
 // runBench runs the cycles, with progress on a terminal, and prints the
@@ -138,5 +139,6 @@ func writeReport(c *cli.Context, r *bench.Report) error {
 		return check.WriteBenchstat(c.App.Writer, false, &check.Results{Meta: check.MetaFor(r.Header, ""),
 			Scenarios: []check.Scenario{{Lines: check.BenchLines(r)}}})
 	}
+	r.Explain = c.Bool("explain")
 	return r.WriteTable(c.App.Writer)
 }

@@ -95,9 +95,9 @@ func runCheck(c *cli.Context) error {
 	}
 	ch, results, runErr := check.RunAndCompare(c.Context, a.suite, kernel, a.base, a.threshold, a.opts)
 	if runErr == nil && c.String("save") != "" { // interrupted: what finished is printed, not saved
-		if err := saveResults(c.String("save"), results); err != nil {
-			return err
-		}
+		// The file was made before the run (outputs.create): a failure
+		// now is rare, and the results are still printed.
+		runErr = saveResults(c.String("save"), results)
 	}
 	if ch == nil {
 		return runErr
@@ -168,6 +168,9 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	a.opts = check.RunOptions{Progress: progress(c), Counter: counter(c), MountDir: mountDir()}
 	if len(a.kernels) == 0 {
 		if err := needNetAdmin(); err != nil {
+			return nil, err
+		}
+		if err := a.suite.ProbePayloads(); err != nil {
 			return nil, err
 		}
 		if a.suite.NeedsVM() && !vm.IsGuest() {

@@ -30,7 +30,7 @@ func createCommand() *cli.Command {
 			&cli.StringFlag{Name: "prefix", Value: "dbk", Usage: "name prefix: links are PREFIX0..PREFIX(N-1)"},
 			&cli.StringFlag{Name: "parent", Usage: "vlan/macvlan: existing lower `DEV[,DEV..]` (default: devbulk creates PREFIXl0..)"},
 			&cli.StringFlag{Name: "strategy", Value: "pipelined", Usage: "create strategy: serial or pipelined"},
-			upFlag, vlanProtoFlag, remoteBaseFlag, jsonFlag,
+			upFlag, vlanProtoFlag, remoteBaseFlag, jsonFlag, quietFlag,
 		},
 		Action: create,
 	}
@@ -70,6 +70,9 @@ func create(c *cli.Context) error {
 		return err
 	}
 	defer conn.Close()
+	if mk := counter(c); mk != nil {
+		o.Progress = mk("create "+o.Kind.Name, o.Devices.Count)
+	}
 	p, rec, err := store.Create(c.Context, conn, o, ino)
 	if errors.Is(err, unix.EOPNOTSUPP) && c.Context.Err() == nil {
 		// "Unknown device type": not built in, and no module loaded. The

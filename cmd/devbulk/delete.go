@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
@@ -27,7 +28,7 @@ func deleteCommand() *cli.Command {
 			&cli.StringFlag{Name: "kind", Usage: "only runs of kind `K`"},
 			&cli.BoolFlag{Name: "force", Usage: "stop (SIGKILL) a devbulk that still runs a run, then delete the run"},
 			&cli.BoolFlag{Name: "forget-renamed", Usage: "drop devices someone else renamed from the record (naming them; they are not deleted), so that the rest of the run can go"},
-			workersFlag, jsonFlag,
+			workersFlag, jsonFlag, quietFlag,
 		},
 		Action: deleteAction,
 	}
@@ -44,6 +45,7 @@ func deleteAction(c *cli.Context) error {
 	}
 	defer ns.Close()
 	o.NS, o.Inode = ns, ino
+	o.Progress = deleteProgress(c)
 	store, err := openStore()
 	if err != nil {
 		return err
@@ -79,7 +81,7 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 			return o, usage(err)
 		}
 	}
-	o.Workers, err = workers(c)
+	o.Workers, err = workers(c, o.Strategy)
 	return o, err
 }
 
@@ -192,7 +194,7 @@ func printDeleted(c *cli.Context, o runs.Outcome) {
 			strings.Join(p.Vanished, ", "))
 	}
 	if !o.Removed {
-		fmt.Fprintf(c.App.Writer, "  the record of %s stays, for the %d devices left\n", r, r.Devices())
+		fmt.Fprintf(c.App.Writer, "  the record of %s stays, for the %s left\n", r, devbulk.Plural(r.Devices(), "device"))
 	}
 }
 
@@ -204,4 +206,22 @@ func renamed(left []batch.Leftover) bool {
 		}
 	}
 	return false
+}
+
+// deleteProgress is a bar per run for the one-by-one strategies (a batch
+// delete is one request: nothing to count), or nil.
+func deleteProgress(c *cli.Context) func(deleted, total int) {
+	mk := counter(c)
+	if mk == nil {
+		return nil
+	}
+	var bar func(int)
+	last, of := 0, -1
+	return func(deleted, total int) {
+		if bar == nil || total != of || deleted < last { // the next run
+			bar, of = mk(fmt.Sprintf("delete (%s)", c.String("strategy")), total), total
+		}
+		last = deleted
+		bar(deleted)
+	}
 }

@@ -92,6 +92,16 @@ func stateDir() string {
 	return runs.DefaultDir
 }
 
+// checkStateDir refuses a DEVBULK_STATE_DIR that is not an absolute path:
+// records kept relative to wherever devbulk happens to be started would be
+// lost to the next command started elsewhere.
+func checkStateDir() error {
+	if dir := os.Getenv("DEVBULK_STATE_DIR"); dir != "" && !filepath.IsAbs(dir) {
+		return usagef("DEVBULK_STATE_DIR %q is not an absolute path", dir)
+	}
+	return nil
+}
+
 // mountDir is where `netns create` keeps its namespaces: under the state
 // directory when DEVBULK_STATE_DIR names one, else netnsbench's default.
 func mountDir() string {

@@ -24,6 +24,7 @@ var (
 	profileFlag  = &cli.BoolFlag{Name: "profile", Usage: "break each delete phase's time down by kernel function: the unregister path's work and waits " +
 		"(function_graph, filtered; in devbulk vm, or where tracing is allowed)"}
 	workersFlag = &cli.StringFlag{Name: "workers", Value: "4", Usage: "workers of the parallel delete strategy (1..64)"}
+	explainFlag = &cli.BoolFlag{Name: "explain", Usage: "after the result, say how its figures were taken"}
 )
 
 // kindOf parses --kind.
@@ -38,13 +39,22 @@ func kindOf(c *cli.Context) (*devices.Kind, error) {
 	return k, nil
 }
 
-// counts parses a comma-separated list of counts for kind k.
+// counts parses a comma-separated list of counts for kind k: each a whole
+// number in range, none twice.
 func counts(s string, k *devices.Kind) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, usagef("--count is required: the number of links, 1..%d for %s", k.MaxCount, k.Name)
+	}
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 || n > k.MaxCount {
+		switch {
+		case err != nil:
+			return nil, usagef("count %q is not a whole number: %s takes 1..%d", f, k.Name, k.MaxCount)
+		case n <= 0 || n > k.MaxCount:
 			return nil, usagef("count %q out of range: %s takes 1..%d", f, k.Name, k.MaxCount)
+		case slices.Contains(out, n):
+			return nil, usagef("--count %s gives %d twice", s, n)
 		}
 		out = append(out, n)
 	}
@@ -63,6 +73,12 @@ func deleteStrategies(s string, k *devices.Kind, dedicated bool) ([]batch.Delete
 		if err := d.Applies(k, dedicated); err != nil {
 			return nil, usage(err)
 		}
+		if d == batch.DeleteAuto {
+			d = batch.DeleteGroup
+		}
+		if slices.Contains(out, d) {
+			return nil, usagef("--delete %s gives %s twice (auto is group)", s, d)
+		}
 		out = append(out, d)
 	}
 	return out, nil
@@ -76,13 +92,27 @@ func deviceOptions(c *cli.Context, k *devices.Kind, prefix string, count int) (d
 		return o, usagef("--remote-base %q: not an IPv4 address", c.String("remote-base"))
 	}
 	o.RemoteBase = base
+	// A kind's own flags are refused for other kinds, as --parent is.
+	if c.IsSet("remote-base") && !k.Remotes {
+		return o, usagef("--remote-base applies to tunnels (ipip, gre, gretap), not %s", k.Name)
+	}
+	if c.IsSet("vlan-proto") && !k.VlanProtos {
+		return o, usagef("--vlan-proto applies to vlan, not %s", k.Name)
+	}
 	if err := k.Validate(o); err != nil {
 		return o, usage(err)
 	}
 	return o, nil
 }
 
-func workers(c *cli.Context) (int, error) { return intFlag(c, "workers", 1, 64) }
+// workers parses --workers for the delete strategies given: it is refused
+// where none of them is parallel, as the kinds' own flags are.
+func workers(c *cli.Context, strategies ...batch.DeleteStrategy) (int, error) {
+	if c.IsSet("workers") && !slices.Contains(strategies, batch.DeleteParallel) {
+		return 0, usagef("--workers applies to the parallel delete strategy only")
+	}
+	return intFlag(c, "workers", 1, 64)
+}
 
 // strategyList names the delete strategies, but those excepted, for a
 // flag's usage.

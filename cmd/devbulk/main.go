@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"syscall"
 
 	"github.com/devbulk/devbulk"
@@ -16,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/runs"
 	"github.com/devbulk/devbulk/vm"
 )
@@ -48,7 +50,15 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(), checkCommand(), plotCommand(),
 		},
-		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return usage(err) },
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(longFlags(err)) },
+		// No command is a usage error: the help goes to stderr.
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() == 0 {
+				cli.HelpPrinter(c.App.ErrWriter, cli.AppHelpTemplate, c.App)
+				return usagef("give a command (see above)")
+			}
+			return nil
+		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		// A kernel configuration's command line may hold commas (rcu_nocbs=0,1).
 		DisableSliceFlagSeparator: true,
@@ -87,6 +97,15 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func usage(err error) error { return &exitError{exitUsage, err} }
 
+// goFlag is a flag as Go's flag package names it in its errors (-json).
+var goFlag = regexp.MustCompile(`(: | for (?:flag )?)-([A-Za-z0-9][A-Za-z0-9-]+)`)
+
+// longFlags names flags in a parse error as the command line spells them
+// (--json, not -json); one-letter flags keep one dash.
+func longFlags(err error) error {
+	return errors.New(goFlag.ReplaceAllString(err.Error(), "$1--$2"))
+}
+
 func usagef(format string, args ...any) error { return usage(fmt.Errorf(format, args...)) }
 
 // exitCode prints err, if any, as one line and maps it to an exit code.
@@ -95,7 +114,12 @@ func exitCode(ctx context.Context, err error) int {
 		return exitOK
 	}
 	var ee *exitError
-	if !errors.Is(err, errSilent) {
+	clearProgress()
+	switch {
+	case errors.Is(err, errSilent):
+	case err.Error() == context.Canceled.Error():
+		fmt.Fprintln(os.Stderr, "devbulk: interrupted")
+	default:
 		fmt.Fprintf(os.Stderr, "devbulk: %v\n", err)
 	}
 	switch {
@@ -105,7 +129,8 @@ func exitCode(ctx context.Context, err error) int {
 		return ee.code
 	case errors.Is(err, devbulk.ErrNotSupported):
 		return exitUnsupported
-	case errors.Is(err, batch.ErrConflict), errors.Is(err, batch.ErrNotApplicable), errors.Is(err, runs.ErrBadNetns):
+	case errors.Is(err, batch.ErrConflict), errors.Is(err, batch.ErrNotApplicable), errors.Is(err, runs.ErrBadNetns), errors.Is(err, runs.ErrUnsafeDir),
+		errors.Is(err, netnsbench.ErrBadPayload):
 		return exitUsage
 	}
 	return exitFailed

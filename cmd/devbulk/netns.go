@@ -32,7 +32,7 @@ func netnsCommand() *cli.Command {
 					&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the payload's classic shell form, unshare -n sh -c '...' (ip link set lo up, " +
 						"sysctl -w, ipvsadm -A), side by side (the order alternating round by round)"},
 					&cli.StringFlag{Name: "repeat", Value: "1", Usage: "rounds (1..100); each waits for the kernel to free the namespaces of the run before it"},
-					profile, series, jsonFlag, svgFlag, quietFlag,
+					profile, series, jsonFlag, svgFlag, quietFlag, explainFlag,
 				},
 				Action: churn,
 			},
@@ -47,14 +47,14 @@ func netnsCommand() *cli.Command {
 					&cli.StringFlag{Name: "exec-step", Usage: "once all are made, run `CMD` in each the way ip netns exec does (setns, a private mount " +
 						"namespace, /sys remounted): a second phase with its own rate curve"},
 					&cli.StringFlag{Name: "step", Usage: "report the creation rate every `K` namespaces (default: count/20)"},
-					profile, series, jsonFlag, svgFlag, quietFlag,
+					profile, series, jsonFlag, svgFlag, quietFlag, explainFlag,
 				},
 				Action: netnsCreate,
 			},
 			{
 				Name:   "sequential",
 				Usage:  "one thread doing unshare(CLONE_NEWNET) in a loop: creation time and CPU apart from the drain",
-				Flags:  []cli.Flag{&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"}, profile, series, jsonFlag, svgFlag},
+				Flags:  []cli.Flag{&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"}, profile, series, jsonFlag, svgFlag, quietFlag, explainFlag},
 				Action: sequential,
 			},
 		},
@@ -167,7 +167,7 @@ func sequential(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	r, err := netnsbench.Sequential(c.Context, netnsbench.SequentialOptions{Count: n, Profile: c.Bool("profile")})
+	r, err := netnsbench.Sequential(c.Context, netnsbench.SequentialOptions{Count: n, Profile: c.Bool("profile"), Counter: counter(c)})
 	return writeNetns(c, r, err)
 }
 
@@ -217,6 +217,7 @@ func writeNetns(c *cli.Context, r *netnsbench.Report, err error) error {
 	if c.Bool("json") {
 		werr = writeJSON(c.App.Writer, r)
 	} else {
+		r.Explain = c.Bool("explain")
 		werr = r.WriteTable(c.App.Writer)
 	}
 	if werr == nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -68,11 +69,30 @@ func counter(c *cli.Context) func(label string, total int) func(done int) {
 		return nil
 	}
 	return func(label string, total int) func(int) {
-		bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
-			progressbar.OptionSetDescription("devbulk: "+label), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetRenderBlankState(true)) // drawn at once, however short the phase
-		return func(done int) { _ = bar.Set(done) }
+		// Drawn at the first count, not before: a phase may wait (for the
+		// kernel's cleanup worker, a module) before its first step.
+		var bar *progressbar.ProgressBar
+		return func(done int) {
+			if bar == nil {
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
+					progressbar.OptionSetDescription("devbulk: "+label), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
+					progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
+					progressbar.OptionClearOnFinish(), progressbar.OptionSetRenderBlankState(true))
+				live.Store(bar)
+			}
+			_ = bar.Set(done)
+		}
+	}
+}
+
+// live is the progress bar last drawn: an error message clears it first,
+// rather than being glued to its end.
+var live atomic.Pointer[progressbar.ProgressBar]
+
+// clearProgress clears the bar last drawn, if it did not finish.
+func clearProgress() {
+	if bar := live.Swap(nil); bar != nil && !bar.IsFinished() {
+		_ = bar.Clear()
 	}
 }
 
@@ -95,13 +115,16 @@ func writeSVG(c *cli.Context, draw func() (*plot.Plot, error)) error {
 	return writeFile(path, func(w io.Writer) error { return charts.WriteSVG(w, p) })
 }
 
-// outputs are the files that --svg, --series and --output name.
+// outputs are the files that --svg, --series, --output and --save name.
 type outputs struct{ made []string }
 
 // create makes the output files before a command runs, so that a path that
 // cannot be written is found before minutes of work, not after.
 func (o *outputs) create(c *cli.Context) error {
-	for _, name := range []string{"svg", "series", "output"} {
+	if err := checkStateDir(); err != nil {
+		return err
+	}
+	for _, name := range []string{"svg", "series", "output", "save"} {
 		path := c.String(name)
 		if path == "" || path == "-" {
 			continue

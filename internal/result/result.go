@@ -5,9 +5,10 @@ package result
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,15 +61,22 @@ func ProcKiB(path, key string) (int64, bool) {
 	return 0, false
 }
 
-// FormatNS prints nanoseconds compactly, with 3 significant digits.
+// FormatNS prints nanoseconds compactly, with 3 significant digits, in the
+// largest unit that keeps the number under 1000 once rounded (999.7 ms is
+// "1s", never "1e+03ms").
 func FormatNS(ns int64) string {
-	d := time.Duration(ns)
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.3gs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.3gms", float64(d)/1e6)
-	default:
-		return fmt.Sprintf("%.3gµs", float64(d)/1e3)
+	v, unit := float64(ns)/1e3, 0
+	units := []string{"µs", "ms", "s"}
+	for unit < len(units)-1 && math.Abs(v) >= 999.5 {
+		v, unit = v/1e3, unit+1
 	}
+	decimals := 2
+	if a := math.Abs(v); a > 0 {
+		decimals = max(0, 2-int(math.Floor(math.Log10(a))))
+	}
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s + units[unit]
 }

@@ -1,0 +1,98 @@
+package tests
+
+// Issue 22's progress and interruptions (items 8 and 9): every long phase
+// shows live progress on a terminal, and an interrupted run says so and
+// counts what was really done.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// onTerminal runs devbulk under script(1), so that its stderr is a
+// terminal, and returns what the terminal got.
+func onTerminal(t *testing.T, state string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) not installed (bsdutils)")
+	}
+	tty := filepath.Join(t.TempDir(), "tty")
+	cmd := fmt.Sprintf("DEVBULK_STATE_DIR=%s %s %s >/dev/null", state, binary(t), strings.Join(args, " "))
+	if b, err := exec.Command("script", "-q", "-e", "-c", cmd, tty).CombinedOutput(); err != nil {
+		t.Fatalf("script -c %q: %v\n%s", cmd, err, b)
+	}
+	b, _ := os.ReadFile(tty)
+	return string(b)
+}
+
+// Item 8: create and a one-by-one delete show a bar with the count and
+// rate; so do the exec step of netns create and netns sequential.
+func TestProgressOfEveryLongPhase(t *testing.T) {
+	needKind(t, "ifb")
+	state := t.TempDir()
+	ns, other := namedNetns(t), namedNetns(t)
+	if r := run(t, state, "create", "--netns", other, "--kind", "ifb", "--count", "300"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "5000"}, "create ifb"},
+		{[]string{"delete", "--netns", other, "--strategy", "serial"}, "delete (serial)"},
+		{[]string{"netns", "create", "--count", "20", "--exec-step", "'sleep 0.1'"}, "exec step"},
+		{[]string{"netns", "sequential", "--count", "300"}, "sequential"},
+	} {
+		tty := onTerminal(t, state, c.args...)
+		if !strings.Contains(tty, "devbulk: "+c.want) || !regexp.MustCompile(`\(\d+/\d+, \d+ it/s`).MatchString(tty) {
+			t.Errorf("%v: no progress bar %q with a count and rate; the terminal got:\n%q", c.args, c.want, tty)
+		}
+	}
+}
+
+// Item 9: an interrupted create says what it removed again; an
+// interrupted churn and exec step say so and count what was done.
+func TestInterruptedRunsSaySo(t *testing.T) {
+	needKind(t, "ifb")
+	state := t.TempDir()
+	ns := namedNetns(t)
+	var stderr strings.Builder
+	cmd := exec.Command(binary(t), "create", "--netns", ns, "--kind", "ifb", "--count", "30000", "--strategy", "serial")
+	cmd.Env, cmd.Stderr = append(os.Environ(), "DEVBULK_STATE_DIR="+state), &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "dbk100 created", func() bool { return linkNames(t, ns)["dbk100"] })
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if !regexp.MustCompile(`interrupted: the \d+ ifb links created by then were deleted again`).MatchString(stderr.String()) {
+		t.Errorf("interrupted create said %q", stderr.String())
+	}
+
+	steps := filepath.Join(t.TempDir(), "steps")
+	for _, c := range []struct {
+		args []string
+		want *regexp.Regexp
+	}{
+		{[]string{"netns", "churn", "--workers", "1", "--per-worker", "100000"}, regexp.MustCompile(`INTERRUPTED after \d+ of 100000 namespaces`)},
+		{[]string{"netns", "create", "--count", "200", "--exec-step", "echo >> " + steps + "; sleep 0.05"}, regexp.MustCompile(`exec step, .*: \d+ of 200 namespaces in`)},
+	} {
+		cmd, stdout := start(t, state, c.args...)
+		if c.args[1] == "create" {
+			waitFor(t, "the exec step", func() bool { b, _ := os.ReadFile(steps); return len(b) > 3 })
+		} else {
+			waitFor(t, "namespaces made", func() bool { return holdsNetns(cmd.Process.Pid) })
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+		if !c.want.MatchString(stdout.String()) {
+			t.Errorf("%v interrupted printed %q", c.args, stdout.String())
+		}
+	}
+}
