@@ -90,10 +90,14 @@ func Bench(r *bench.Report) (*plot.Plot, error) {
 // Netns plots each run's backlog (namespaces released, not yet freed)
 // against time since the run's start.
 func Netns(r *netnsbench.Report) (*plot.Plot, error) {
+	if r.Scenario == "create" {
+		return createRate(r)
+	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("devbulk netns %s on %s (%d CPUs)", r.Scenario, r.Kernel, r.CPUs)
 	p.X.Label.Text = "time since start (s)"
 	p.Y.Label.Text = "backlog (namespaces released, not yet freed)"
+	p.Y.Tick.Marker = plainTicks{}
 	p.Legend.Top = true
 	var lines []any
 	for _, run := range r.Runs {
@@ -116,7 +120,56 @@ func Netns(r *netnsbench.Report) (*plot.Plot, error) {
 	if err := plotutil.AddLines(p, lines...); err != nil {
 		return nil, err
 	}
+	p.X.Min, p.Y.Min = 0, 0
 	return p, nil
+}
+
+// createRate plots netns create's creation rate against the namespaces
+// made, and the exec step's beside it.
+func createRate(r *netnsbench.Report) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("devbulk netns create on %s (%d CPUs)", r.Kernel, r.CPUs)
+	p.X.Label.Text = "namespaces created"
+	p.Y.Label.Text = "netns/s over each step"
+	p.Y.Tick.Marker = plainTicks{}
+	var lines []any
+	curve := func(pts []netnsbench.RatePoint) plotter.XYs {
+		xy := make(plotter.XYs, len(pts))
+		for i, pt := range pts {
+			xy[i].X, xy[i].Y = float64(pt.Created), pt.NetnsPerSec
+		}
+		return xy
+	}
+	for _, run := range r.Runs {
+		if len(run.Rate) > 0 {
+			lines = append(lines, fmt.Sprintf("create (%s)", run.Payload), curve(run.Rate))
+		}
+		if len(run.ExecRate) > 0 {
+			lines = append(lines, "exec step: "+run.ExecStep, curve(run.ExecRate))
+		}
+	}
+	if len(lines) == 0 {
+		return nil, errors.New("the netns create report has no rate curve")
+	}
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
+		return nil, err
+	}
+	p.X.Min, p.Y.Min = 0, 0
+	return p, nil
+}
+
+// plainTicks are gonum's, labelled without trailing zeros (gonum writes
+// 250.00 for a step of 250).
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+		}
+	}
+	return ts
 }
 
 // Check plots each benchmark's current median as a percentage of the
@@ -201,15 +254,15 @@ func comparisonBars(title, reference string, threshold float64, ss []series) (*p
 	var all []plot.Plotter
 	for si, s := range ss {
 		vals := make(plotter.Values, rows)
-		errs := make(plotter.XErrors, rows)
-		pts := make(plotter.XYs, rows)
+		errs := make(plotter.XErrors, len(keys))
+		pts := make(plotter.XYs, len(keys))
 		for k, key := range keys {
 			row := rowOf(k, si)
 			names[row] = ""
 			if si == 0 {
 				names[row] = labels[k]
 			}
-			pts[row].Y = float64(row)
+			pts[k].Y = float64(row)
 			cmp := find(s.r, key)
 			if cmp == nil || cmp.Cur == nil || cmp.Base == nil || cmp.Base.Median <= 0 {
 				continue
@@ -222,8 +275,8 @@ func comparisonBars(title, reference string, threshold float64, ss []series) (*p
 			if math.IsInf(hi, 0) || math.IsNaN(lo+hi+pct) {
 				return nil, fmt.Errorf("%s %s: %g against a reference of %g is no percentage to draw", key.scenario, key.bench, cmp.Cur.Median, cmp.Base.Median)
 			}
-			vals[row], pts[row].X = pct, pct
-			errs[row] = struct{ Low, High float64 }{pct - lo, hi - pct}
+			vals[row], pts[k].X = pct, pct
+			errs[k] = struct{ Low, High float64 }{pct - lo, hi - pct}
 		}
 		b, err := plotter.NewBarChart(vals, vg.Points(9))
 		if err != nil {
@@ -310,8 +363,8 @@ func Size(p *plot.Plot) (vg.Length, vg.Length) {
 func WriteSVG(w io.Writer, p *plot.Plot) error {
 	width, height := Size(p)
 	legend := legendWidth(p)
-	c := vgsvg.NewWith(vgsvg.UseWH(width+legend, height), vgsvg.EmbedFonts(true))
-	drawBeside(p, draw.New(c), legend)
+	c := vgsvg.NewWith(vgsvg.UseWH(width+legend, height))
+	drawBeside(p, draw.New(outlined{c}), legend)
 	_, err := c.WriteTo(w)
 	return err
 }
@@ -331,10 +384,11 @@ func drawBeside(p *plot.Plot, c draw.Canvas, legend vg.Length) (plotArea, legend
 	keep := p.Legend
 	p.Legend = plot.NewLegend() // p.Draw would put it inside the data area
 	defer func() { p.Legend = keep }()
+	c = draw.Crop(c, 0, 0, 0, -vg.Points(4)) // the title's ascenders
 	pc := draw.Crop(c, 0, -legend, 0, 0)
 	p.Draw(pc)
 	lc := draw.Crop(c, c.Max.X-c.Min.X-legend+vg.Points(6), 0, 0, 0)
-	keep.Top, keep.Left, keep.XOffs, keep.YOffs = true, true, 0, -vg.Points(6)
+	keep.Top, keep.Left, keep.XOffs, keep.YOffs, keep.Padding = true, true, 0, -vg.Points(6), vg.Points(2)
 	keep.Draw(lc)
 	return pc.Rectangle, lc.Rectangle
 }
@@ -399,7 +453,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
 	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
 		for m := 1; m < 10; m++ {
-			v := float64(m) * math.Pow(10, e)
+			v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", m, int(e)), 64) // 3e-1, not 3*0.1 = 0.30000000000000004
 			if v < lo || v > hi {
 				continue
 			}
@@ -409,6 +463,22 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			}
 			ticks = append(ticks, t)
 		}
+	}
+	labelled := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	if labelled < 2 { // a range inside one 1-2-5 step: label every tick
+		labelled = 0
+		for i := range ticks {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', -1, 64)
+			labelled++
+		}
+	}
+	if labelled < 2 { // inside one 1..9 step: linear ticks
+		return plainTicks{}.Ticks(lo, hi)
 	}
 	return ticks
 }

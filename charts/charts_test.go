@@ -6,45 +6,51 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
 )
 
-// svgTexts parses an SVG document and returns its root element's name and
-// every text it draws.
-func svgTexts(t *testing.T, b []byte) (string, []string) {
+// svgRoot checks that b is well-formed XML and returns its root element's
+// name.
+func svgRoot(t *testing.T, b []byte) string {
 	t.Helper()
 	dec := xml.NewDecoder(bytes.NewReader(b))
-	root, inText := "", false
-	var texts []string
+	root := ""
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
-			break
+			return root
 		}
 		if err != nil {
 			t.Fatalf("not well-formed XML: %v", err)
 		}
-		switch tok := tok.(type) {
-		case xml.StartElement:
-			if root == "" {
-				root = tok.Name.Local
-			}
-			inText = tok.Name.Local == "text"
-		case xml.CharData:
-			if inText {
-				texts = append(texts, string(tok))
-			}
-		case xml.EndElement:
-			inText = false
+		if el, ok := tok.(xml.StartElement); ok && root == "" {
+			root = el.Name.Local
 		}
 	}
-	return root, texts
+}
+
+// drawn is every text the chart draws, as WriteSVG lays it out (the SVG
+// holds their outlines, not the texts).
+func drawn(p *plot.Plot) []text {
+	_, _, _, r := picture(p, nil)
+	return r.texts
+}
+
+// drawnText is drawn's texts, one a line.
+func drawnText(p *plot.Plot) string {
+	var all []string
+	for _, t := range drawn(p) {
+		all = append(all, t.s)
+	}
+	return strings.Join(all, "\n")
 }
 
 // Each fixture draws as an SVG with its title, both axis labels and the
@@ -71,11 +77,10 @@ func TestCharts(t *testing.T) {
 		if err := WriteSVG(&svg, p); err != nil {
 			t.Fatal(err)
 		}
-		root, texts := svgTexts(t, svg.Bytes())
-		if root != "svg" {
+		if root := svgRoot(t, svg.Bytes()); root != "svg" {
 			t.Errorf("%s: root element %q", file, root)
 		}
-		all := strings.Join(texts, "\n")
+		all := drawnText(p)
 		for _, w := range want {
 			if !strings.Contains(all, w) {
 				t.Errorf("%s: no text %q in the chart; texts:\n%s", file, w, all)
@@ -95,12 +100,8 @@ func TestBenchOfOnePoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var svg bytes.Buffer
-	if err := WriteSVG(&svg, p); err != nil {
-		t.Fatal(err)
-	}
-	if _, texts := svgTexts(t, svg.Bytes()); !strings.Contains(strings.Join(texts, " "), "0.05") {
-		t.Errorf("no tick at the one value (0.05 ms): %v", texts)
+	if texts := drawnText(p); !strings.Contains(texts, "0.05") {
+		t.Errorf("no tick at the one value (0.05 ms): %q", texts)
 	}
 }
 
@@ -124,40 +125,19 @@ func TestLegendBesideThePlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	if err := WriteSVG(&out, p); err != nil {
-		t.Fatal(err)
-	}
-	plotWidth := float64(9 * 72)
-	dec := xml.NewDecoder(&out)
-	x := map[string]float64{}
-	var at float64
-	width := 0.0
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			break
-		}
-		switch tok := tok.(type) {
-		case xml.StartElement:
-			for _, a := range tok.Attr {
-				switch {
-				case tok.Name.Local == "svg" && a.Name.Local == "width":
-					width, _ = strconv.ParseFloat(strings.TrimSuffix(a.Value, "pt"), 64)
-				case tok.Name.Local == "text" && a.Name.Local == "x":
-					at, _ = strconv.ParseFloat(a.Value, 64)
-				}
-			}
-		case xml.CharData:
-			x[string(tok)] = at
-		}
+	plotWidth := vg.Length(9 * 72)
+	w, _ := Size(p)
+	width := w + legendWidth(p)
+	x := map[string]vg.Length{}
+	for _, tx := range drawn(p) {
+		x[tx.s] = tx.r.Min.X - margin // picture draws inside a margin
 	}
 	if width <= plotWidth {
-		t.Errorf("drawing %gpt wide: no room was made beside the %gpt plot", width, plotWidth)
+		t.Errorf("drawing %vpt wide: no room was made beside the %vpt plot", width, plotWidth)
 	}
 	for _, entry := range []string{"reference (100%)", "current, with its 95% interval"} {
 		if got, ok := x[entry]; !ok || got < plotWidth {
-			t.Errorf("legend entry %q at x=%g (found %t), want right of the plot (x >= %g)", entry, got, ok, plotWidth)
+			t.Errorf("legend entry %q at x=%v (found %t), want right of the plot (x >= %v)", entry, got, ok, plotWidth)
 		}
 	}
 }

@@ -6,8 +6,8 @@ import (
 )
 
 // Whatever document plot is given, it builds the chart or says why not: no
-// panic, no endless loop (an N=1 chart once looped forever). Rendering (fonts
-// embedded, ~0.5 MB an SVG) is left to the unit tests: too slow to fuzz.
+// panic, no endless loop (an N=1 chart once looped forever). Rendering (texts
+// as glyph outlines) is left to the unit tests: too slow to fuzz.
 func FuzzFromDocument(f *testing.F) {
 	for _, name := range []string{"bench.json", "netns.json", "check.json"} {
 		b, err := os.ReadFile("testdata/" + name)

@@ -3,6 +3,7 @@ package charts
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"slices"
 
 	"gonum.org/v1/plot"
@@ -81,6 +82,12 @@ func Profile(r *bench.Report) (*plot.Plot, error) {
 			return nil, err
 		}
 		b.Horizontal, b.LineStyle.Width, b.Color = true, 0, plotutil.Color(s)
+		switch seg { // plotutil has 7 colours: the 8th and 9th would repeat the 1st and 2nd
+		case "other traced":
+			b.Color = color.Gray{0x80}
+		case "unattributed":
+			b.Color = color.Gray{0xd0}
+		}
 		if below != nil {
 			b.StackOn(below)
 		}

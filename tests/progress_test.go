@@ -96,3 +96,29 @@ func TestInterruptedRunsSaySo(t *testing.T) {
 		}
 	}
 }
+
+// Item 13: plot on a terminal writes RESULT.svg beside, and says so,
+// rather than half a megabyte of SVG to the screen.
+func TestPlotOnATerminalWritesAFile(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) not installed (bsdutils)")
+	}
+	dir := t.TempDir()
+	doc, err := os.ReadFile("../charts/testdata/bench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "big.json"), doc, 0o600)
+	tty := filepath.Join(dir, "tty")
+	cmd := fmt.Sprintf("cd %s && %s plot big.json", dir, binary(t))
+	if b, err := exec.Command("script", "-q", "-e", "-c", cmd, tty).CombinedOutput(); err != nil {
+		t.Fatalf("script -c %q: %v\n%s", cmd, err, b)
+	}
+	b, _ := os.ReadFile(tty)
+	if !strings.Contains(string(b), "wrote big.svg") || strings.Contains(string(b), "<svg") {
+		t.Errorf("plot on a terminal printed %q", b)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "big.svg")); err != nil || st.Size() == 0 {
+		t.Errorf("no big.svg: %v", err)
+	}
+}

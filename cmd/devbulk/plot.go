@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,7 +18,7 @@ func plotCommand() *cli.Command {
 		Usage:     "draw a result document as SVG: bench (ms per device against N), netns (backlog over time), check (against the baseline)",
 		ArgsUsage: "RESULT.json",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "the SVG `FILE` (- for stdout)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the SVG `FILE` (- for stdout; default: stdout, or RESULT.svg when stdout is a terminal)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() != 1 {
@@ -29,10 +32,21 @@ func plotCommand() *cli.Command {
 			if err != nil {
 				return usagef("%s: %v", c.Args().First(), err)
 			}
-			if c.String("output") == "-" {
+			out := c.String("output")
+			switch {
+			case out == "" && isTerminal(1):
+				// An SVG is no reading for a terminal: a file beside the
+				// document's name, said where.
+				out = strings.TrimSuffix(filepath.Base(c.Args().First()), ".json") + ".svg"
+				if err := writeFile(out, func(w io.Writer) error { return charts.WriteSVG(w, p) }); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.App.ErrWriter, "devbulk: wrote %s (stdout is a terminal; -o - writes there)\n", out)
+				return nil
+			case out == "" || out == "-":
 				return charts.WriteSVG(c.App.Writer, p)
 			}
-			return writeFile(c.String("output"), func(w io.Writer) error { return charts.WriteSVG(w, p) })
+			return writeFile(out, func(w io.Writer) error { return charts.WriteSVG(w, p) })
 		},
 	}
 }
