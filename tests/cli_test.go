@@ -162,7 +162,7 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		"REPEAT0":     `{"scenarios":[{"name":"a","repeat":0,"bench":{"kind":"ifb","count":10,"delete":["group"]}}]}`,
 		"STRINGCOUNT": `{"scenarios":[{"name":"a","bench":{"kind":"ifb","count":"10","delete":["group"]}}]}`,
 		"SUITE":       `{"scenarios":[{"name":"a","repeat":1,"bench":{"kind":"ifb","count":10,"delete":["group"]}}]}`,
-		"BADSYSCTL":   `{"scenarios":[{"name":"a","repeat":1,"bench":{"kind":"ifb","count":10,"delete":["group"]}},` +
+		"BADSYSCTL": `{"scenarios":[{"name":"a","repeat":1,"bench":{"kind":"ifb","count":10,"delete":["group"]}},` +
 			`{"name":"b","repeat":1,"netns":{"scenario":"churn","workers":1,"per_worker":5,"payload":"sysctl:net.ipv4.nosuch=1"}}]}`,
 	}
 	for name, s := range suites {
