@@ -277,7 +277,7 @@ func notOurs(scan []nlbatch.Link, ours map[int32]bool) []nlbatch.Link {
 }
 
 // vanished names the devices of others (those of the scan at the start
-// that were not the run's) that are gone now: the residual risk the README
+// that were not the run's) that are gone now: the residual risk docs/safety.md
 // names (someone moved a device into the run's group between the check and
 // the group delete) shows up here, beside deletes done by others meanwhile.
 func vanished(c *nlbatch.Conn, sn *snapshot, others []nlbatch.Link) ([]string, error) {

@@ -34,7 +34,7 @@ func ModuleLoaded(k *devices.Kind) error {
 // are excepted while they are down; one that is up is someone's. ours is the
 // namespace the set lives in. Namespaces are found through /proc (threads,
 // open descriptors, bind mounts of every mount namespace): a namespace held
-// only by a socket is missed, which the README states.
+// only by a socket is missed, which docs/safety.md states.
 func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(ours), &st); err != nil {

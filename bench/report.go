@@ -13,7 +13,7 @@ import (
 )
 
 // Report is the result document of a bench: stable field names, documented
-// in the README. Durations are integer nanoseconds.
+// in docs/method.md. Durations are integer nanoseconds.
 type Report struct {
 	devbulk.Header
 	Kind string  `json:"kind"`
@@ -33,7 +33,7 @@ type Report struct {
 	// their callers'.
 	Untraceable []string `json:"profile_untraceable,omitempty"`
 	// Explain makes WriteTable say how figures were taken (bench
-	// --explain); the README's docs say it once for everyone else.
+	// --explain); docs/method.md says it once for everyone else.
 	Explain bool `json:"-"`
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/devbulk/devbulk/netnsbench"
 )
 
-// Suite is a list of scenarios to measure, read from JSON (see the README):
+// Suite is a list of scenarios to measure, read from JSON (see docs/check.md):
 //
 //	{"name": "mine", "scenarios": [
 //	  {"name": "ifb-group", "repeat": 5, "bench": {"kind": "ifb", "count": 2000, "delete": ["group", "netns"]}},

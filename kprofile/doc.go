@@ -21,5 +21,5 @@
 // mounts tracefs);
 // elsewhere New fails with an error that matches devbulk.ErrNotSupported.
 // Filtered this way the tracer adds a few percent to a phase (measured:
-// see the README); every function hooked would add several times that.
+// see docs/profile.md); every function hooked would add several times that.
 package kprofile

@@ -2,7 +2,7 @@
 // record of each run that created devices in a named (or the current)
 // namespace, the Store that keeps the records, and the operations that use
 // them — Create, Store.Delete and Store.Cleanup — with the guarantees the
-// README's "Safety" section states:
+// the guarantees docs/safety.md states:
 //
 //   - Nothing devbulk did not create is deleted, unmounted or written. A
 //     device is a run's only while its ifindex, name and one of the run's

@@ -450,11 +450,14 @@ func TestCleanupAfterKill(t *testing.T) {
 	cmd := startCreate(t, state, ns)
 	cmd.Process.Kill()
 	cmd.Wait()
-	if len(linkNames(t, ns)) < 100 {
+	n := len(linkNames(t, ns)) - 2
+	if n < 100 {
 		t.Fatal("nothing left behind to clean up")
 	}
-	if r := run(t, state, "cleanup"); r.code != 0 {
-		t.Fatalf("cleanup: exit %d: %s", r.code, r.stderr)
+	// Issue 22 item 6: it reports the devices it deleted, not "stale, none
+	// of its 0 devices".
+	if r := run(t, state, "cleanup"); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("deleted %d of %d ifb links", n, n)) {
+		t.Fatalf("cleanup: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	names := linkNames(t, ns)
 	if len(names) != 2 || !names["dbk99999"] {

@@ -146,24 +146,7 @@ func TestMalformedRecordElsewhereOnlyWarns(t *testing.T) {
 	}
 }
 
-// Item 6: cleanup after a kill -9 during a serial create reports the
-// devices it deleted, not "stale, none of its 0 devices".
-func TestCleanupReportsWhatItDeleted(t *testing.T) {
-	needKind(t, "ifb")
-	state := t.TempDir()
-	ns := namedNetns(t)
-	cmd := startCreate(t, state, ns)
-	cmd.Process.Kill()
-	cmd.Wait()
-	n := len(linkNames(t, ns)) - 1
-	r := run(t, state, "cleanup")
-	if r.code != 0 || strings.Contains(r.stdout, "stale") || !strings.Contains(r.stdout, "deleted ") {
-		t.Errorf("cleanup after a killed create of %d devices: exit %d, stdout %q, stderr %q", n, r.code, r.stdout, r.stderr)
-	}
-	if names := linkNames(t, ns); len(names) != 1 {
-		t.Errorf("left: %d devices", len(names)-1)
-	}
-}
+// Item 6 is in TestCleanupAfterKill.
 
 // Item 7: a second vxlan run in a namespace gets free VNIs.
 func TestSecondVxlanRunGetsFreeVNIs(t *testing.T) {

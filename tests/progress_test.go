@@ -47,7 +47,7 @@ func TestProgressOfEveryLongPhase(t *testing.T) {
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "5000"}, "create ifb"},
 		{[]string{"delete", "--netns", other, "--strategy", "serial"}, "delete (serial)"},
 		{[]string{"netns", "create", "--count", "20", "--exec-step", "'sleep 0.1'"}, "exec step"},
-		{[]string{"netns", "sequential", "--count", "300"}, "sequential"},
+		{[]string{"netns", "sequential", "--count", "3000"}, "sequential"},
 	} {
 		tty := onTerminal(t, state, c.args...)
 		if !strings.Contains(tty, "devbulk: "+c.want) || !regexp.MustCompile(`\(\d+/\d+, \d+ it/s`).MatchString(tty) {
@@ -120,5 +120,27 @@ func TestPlotOnATerminalWritesAFile(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(dir, "big.svg")); err != nil || st.Size() == 0 {
 		t.Errorf("no big.svg: %v", err)
+	}
+}
+
+// Item 15: the bash completion script completes commands and flags from
+// devbulk itself.
+func TestBashCompletion(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	dir := filepath.Dir(binary(t))
+	for line, want := range map[string]string{
+		"devbulk be":           "bench",
+		"devbulk bench --cou":  "--count",
+		"devbulk netns ch":     "churn",
+		"devbulk delete --for": "--force --forget-renamed",
+	} {
+		script := fmt.Sprintf(`PATH=%s:$PATH; source ../completions/devbulk.bash; COMP_WORDS=(%s); COMP_CWORD=%d; _devbulk; echo "${COMPREPLY[*]}"`,
+			dir, line, len(strings.Fields(line))-1)
+		out, err := exec.Command("bash", "-c", script).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != want {
+			t.Errorf("%q completes to %q (%v), want %q", line, out, err, want)
+		}
 	}
 }

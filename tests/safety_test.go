@@ -249,7 +249,7 @@ func TestUnsafeStateDirIsRefused(t *testing.T) {
 	os.Chmod(state, 0o777)
 	ns := namedNetns(t)
 	r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "5")
-	if r.code != 1 || !strings.Contains(r.stderr, "unsafe directory") {
+	if r.code != 2 || !strings.Contains(r.stderr, "unsafe directory") { // issue 22 item 12: a usage error
 		t.Errorf("create with a world-writable state dir: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if len(linkNames(t, ns)) != 1 {
@@ -300,7 +300,7 @@ func TestReusedInodeLosesNothing(t *testing.T) {
 		"netns": "gone-" + reuser, "netns_inode": netnsInode(t, reuser),
 		"links": []map[string]any{{"Index": l[0].Ifindex, "Name": "dbk0"}}, "owner": deadOwner, "state": "creating"})
 	r := run(t, state, "cleanup")
-	if r.code != 0 || !strings.Contains(r.stdout, "stale, none of its 1 devices is left") || !strings.Contains(r.stdout, "/run/netns/"+reuser) {
+	if r.code != 0 || !strings.Contains(r.stdout, "stale, none of its 1 device is left") || !strings.Contains(r.stdout, "/run/netns/"+reuser) {
 		t.Errorf("cleanup: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	if !linkNames(t, reuser)["dbk0"] {

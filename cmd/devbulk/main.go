@@ -1,6 +1,6 @@
 // Command devbulk creates thousands of virtual network devices over batched
 // netlink, tears them down through every path the kernel offers, and times
-// each. See the README for the commands and the result document.
+// each. See README.md and docs/ for the commands and the result document.
 package main
 
 import (
@@ -62,6 +62,9 @@ func newApp() *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {},
 		// A kernel configuration's command line may hold commas (rcu_nocbs=0,1).
 		DisableSliceFlagSeparator: true,
+		// --generate-bash-completion lists commands and flags, for
+		// completions/devbulk.bash.
+		EnableBashCompletion: true,
 	}
 }
 

@@ -10,10 +10,10 @@ import (
 // garbage is mostly netlink answers, read and parsed a window at a time;
 // with Go's default (GOGC=100: the heap grows to twice what is live) a bench
 // of 20 000 devices peaked at 38 MiB of RSS. A tighter pace and a soft
-// limit keep it near what is live (README: "Memory"). The tight pace starts
+// limit keep it near what is live (docs/measurements.md, "Memory"). The tight pace starts
 // only once the live heap passes tightFrom: below it, GOGC=25's 1 MiB
 // minimum heap made a group delete of 2000 devices collect seven times
-// before its request (~5 ms of its start-up, README "The scripted path").
+// before its request (~5 ms of its start-up, docs/measurements.md, "The scripted path").
 const (
 	gcPercent   = 25
 	memoryLimit = 40 << 20

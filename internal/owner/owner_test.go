@@ -18,15 +18,7 @@ func TestAliveNeedsPidStartAndBoot(t *testing.T) {
 	}
 	// A process of any name is alive under its own identity (a renamed
 	// devbulk binary keeps its runs).
-	cmd := exec.Command("sleep", "30")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	start, err := startTime(cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd, start := sleeper(t)
 	other := Owner{PID: cmd.Process.Pid, Start: start, BootID: self.BootID}
 	if !other.Alive() {
 		t.Errorf("running sleep %+v reported dead", other)
@@ -89,15 +81,7 @@ func TestWriteRefusesSymlinksAndExistingFiles(t *testing.T) {
 // Stop kills the process it names and returns once it has exited, zombie
 // or not; an Owner whose pid now belongs to another process is left alone.
 func TestStopKillsOnlyTheOwner(t *testing.T) {
-	cmd := exec.Command("sleep", "30")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	start, err := startTime(cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd, start := sleeper(t)
 	self := Self()
 	impostor := Owner{PID: cmd.Process.Pid, Start: start + 1, BootID: self.BootID}
 	if err := impostor.Stop(time.Second); err != nil || !(Owner{PID: cmd.Process.Pid, Start: start, BootID: self.BootID}).Alive() {
@@ -114,4 +98,20 @@ func TestStopKillsOnlyTheOwner(t *testing.T) {
 	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("sleep ended with %v, want killed", err)
 	}
+}
+
+// sleeper starts a process that runs for a while and returns it with its
+// start time.
+func sleeper(t *testing.T) (*exec.Cmd, uint64) {
+	t.Helper()
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	start, err := startTime(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd, start
 }
