@@ -55,6 +55,9 @@ func deleteAction(c *cli.Context) error {
 		return err
 	}
 	defer conn.Close()
+	if say := progress(c); say != nil && o.Strategy.OneBatch() {
+		say(fmt.Sprintf("deleting by %s: one request per run, the kernel's batch (nothing to count)", c.String("strategy")))
+	}
 	rep, err := store.Delete(c.Context, conn, o)
 	if err != nil {
 		return err
