@@ -71,6 +71,11 @@ func FindNetns(ino uint64) (string, bool) {
 	return path, ok
 }
 
+// Namespaces lists every network namespace a thread, a file descriptor or a
+// bind mount holds, as nsfs inode → a path that opens it: one walk of /proc
+// for callers that look several inodes up.
+func Namespaces() map[uint64]string { return namespaces() }
+
 // namedNamespaces lists the namespaces bind-mounted under /run/netns (as
 // `ip netns add` makes them), by path.
 func namedNamespaces() []string {

@@ -101,7 +101,7 @@ func ParseSuite(r io.Reader) (*Suite, error) {
 	if err := dec.Decode(&s); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, fmt.Errorf("suite: %s: want a %s, got a JSON %s (byte %d)", te.Field, jsonType(te.Type.Kind()), te.Value, te.Offset)
+			return nil, fmt.Errorf("suite: %s: want %s, got a JSON %s", te.Field, jsonType(te.Type.Kind()), te.Value)
 		}
 		return nil, fmt.Errorf("suite: %w", err)
 	}
@@ -265,13 +265,15 @@ func jsonType(k reflect.Kind) string {
 	switch k {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
 		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return "number"
+		return "a number"
 	case reflect.Slice, reflect.Array:
-		return "list"
+		return "a list"
 	case reflect.Struct, reflect.Map, reflect.Pointer:
-		return "object"
+		return "an object"
 	case reflect.Bool:
 		return "true or false"
+	case reflect.String:
+		return "a string"
 	}
 	return k.String()
 }

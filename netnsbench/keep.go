@@ -122,6 +122,7 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 			curve, start := newCurve(step, o.Count), time.Now()
 			done := 0
 			defer func() {
+				run.ExecDone = done
 				elapsed := time.Since(start)
 				run.ExecNS, run.ExecRate = elapsed.Nanoseconds(), curve.points
 				run.ExecPerSec = float64(done) / elapsed.Seconds()
@@ -140,7 +141,7 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 					bar(done + 1)
 				}
 			}
-			run.ExecDone, run.Interrupted = done, run.Interrupted || ctx.Err() != nil
+			run.Interrupted = run.Interrupted || ctx.Err() != nil
 			return ctx.Err()
 		}
 	}

@@ -316,7 +316,9 @@ var ErrBadPayload = errors.New("bad payload")
 
 // Probe writes the payload's sysctls in a scratch namespace, so that a key
 // this kernel does not have in a namespace, or a value it refuses, stops a
-// run before it starts, not after it.
+// run before it starts, not after it. Keys that exist only once the run's
+// own devices or modules do (a device's conf or neigh settings, IPVS's) are
+// left to the run's first namespace.
 func (p Payload) Probe() error {
 	if len(p.sysctls) == 0 {
 		return nil
@@ -328,6 +330,9 @@ func (p Payload) Probe() error {
 	defer ns.Close()
 	return nsthread.Run(ns, func() error {
 		for _, kv := range p.sysctls {
+			if !probeable(kv[0]) {
+				continue
+			}
 			err := writeSysctl(kv[0], kv[1])
 			switch {
 			case errors.Is(err, os.ErrNotExist):
@@ -338,4 +343,18 @@ func (p Payload) Probe() error {
 		}
 		return nil
 	})
+}
+
+// probeable reports whether a sysctl key exists in a namespace holding only
+// lo: not net.ipv4.conf.eth0.* (a payload's veth is named eth0), nor
+// net.ipv4.vs.* (ip_vs may be a module the run loads).
+func probeable(key string) bool {
+	f := strings.Split(key, ".")
+	switch {
+	case len(f) > 3 && (f[2] == "conf" || f[2] == "neigh"):
+		return f[3] == "all" || f[3] == "default" || f[3] == "lo"
+	case len(f) > 2 && f[2] == "vs":
+		return false
+	}
+	return true
 }

@@ -101,3 +101,22 @@ func FuzzParsePayload(f *testing.F) {
 		}
 	})
 }
+
+// Keys of the run's own devices or modules are not probed in a scratch
+// namespace that has neither.
+func TestProbeable(t *testing.T) {
+	for key, want := range map[string]bool{
+		"net.ipv4.ip_forward":                true,
+		"net.ipv4.conf.all.forwarding":       true,
+		"net.ipv6.conf.default.disable_ipv6": true,
+		"net.ipv4.conf.lo.rp_filter":         true,
+		"net.ipv4.conf.eth0.forwarding":      false,
+		"net.ipv4.neigh.p0.gc_stale_time":    false,
+		"net.ipv4.vs.conntrack":              false,
+		"net.ipv4.nosuch":                    true,
+	} {
+		if got := probeable(key); got != want {
+			t.Errorf("probeable(%s) = %v, want %v", key, got, want)
+		}
+	}
+}

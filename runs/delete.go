@@ -115,11 +115,12 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 		}
 	}
 	cookie := NetnsCookie(o.NS)
+	stale := staleness{}
 	var mine []*Record
 	for _, r := range recs {
 		switch {
 		case !r.In(o.Inode, cookie):
-			if quickStale(r) {
+			if stale.of(r) {
 				rep.Stale = append(rep.Stale, r)
 			}
 		case (o.Prefix == "" || r.Prefix == o.Prefix) && (o.Kind == "" || r.Kind == o.Kind):
@@ -151,7 +152,23 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 		if err := ctx.Err(); err != nil {
 			break
 		}
-		out := Outcome{Record: r, Stopped: stopped[r]}
+		// Read again right before its delete: another devbulk (one --force
+		// stopped, or one deleting it meanwhile) may have changed the run.
+		now, err := s.reread(r)
+		if err != nil {
+			rep.Runs = append(rep.Runs, Outcome{Record: r, Err: err})
+			continue
+		}
+		if now == nil {
+			continue // deleted meanwhile, by the devbulk that had it
+		}
+		out := Outcome{Record: now, Stopped: stopped[r]}
+		r = now
+		if r.Owner.Alive() && r.Owner != owner.Self() {
+			out.Err = fmt.Errorf("%w (%s, state %s): it took the run over meanwhile", ErrRunning, r.Owner, r.State)
+			rep.Runs = append(rep.Runs, out)
+			continue
+		}
 		out.Phase, out.Removed, out.Forgotten, out.Err = s.deleteSet(ctx, batch.Target{Conn: conn, NS: o.NS}, r, o.Strategy,
 			batch.DeleteOptions{Workers: o.Workers, Progress: o.Progress}, o.ForgetRenamed)
 		out.Siblings = siblings(&out.Phase, r, recs)
@@ -224,8 +241,8 @@ func siblings(p *batch.Phase, r *Record, recs []*Record) []string {
 	}
 	theirs := map[string]bool{}
 	for _, o := range recs {
-		if o == r || o.Group == r.Group {
-			continue
+		if o == r || o.Group == r.Group || !o.In(r.Inode, r.Cookie) {
+			continue // not another run of this namespace
 		}
 		for _, l := range append(slices.Clone(o.Links), o.Lowers...) {
 			theirs[l.Name] = true
@@ -343,22 +360,37 @@ func unchanged(p batch.Phase) bool {
 // files that are not records, and the records whose namespace is gone.
 func (s *Store) Survey() (bad []Bad, stale []*Record, err error) {
 	recs, bad, err := s.Load()
+	var st staleness
 	for _, r := range recs {
-		if quickStale(r) {
+		if st.of(r) {
 			stale = append(stale, r)
 		}
 	}
 	return bad, stale, err
 }
 
-// quickStale reports whether a record's namespace is gone: neither its
-// --netns nor any namespace still held (a process, a descriptor or a bind
-// mount) is the recorded one.
-func quickStale(r *Record) bool {
-	ns, _ := recordedNetns(r)
-	if !ns.IsOpen() {
+// staleness tells records whose namespace is gone: neither its --netns nor
+// any namespace still held (a process, a descriptor or a bind mount) is the
+// recorded one. The namespaces held are listed once, when first needed (a
+// walk of /proc: tens of milliseconds on a busy host).
+type staleness struct{ held map[uint64]string }
+
+func (st *staleness) of(r *Record) bool {
+	if ns, err := openRecorded(r); err == nil {
+		ns.Close()
+		return false
+	}
+	if st.held == nil {
+		st.held = batch.Namespaces()
+	}
+	path, ok := st.held[r.Inode]
+	if !ok {
 		return true
 	}
-	ns.Close()
-	return false
+	ns, ino, err := openNetnsFile(path)
+	if err != nil {
+		return true
+	}
+	defer ns.Close()
+	return !r.In(ino, NetnsCookie(ns))
 }

@@ -89,6 +89,29 @@ func TestConcurrentDeletesOfTwoRunsRaiseNoAlarm(t *testing.T) {
 	run(t, state, "cleanup")
 }
 
+// Devices of another namespace's run are not this namespace's siblings: a
+// foreign device named like one of them that goes during a delete here is
+// still reported as not devbulk's.
+func TestSiblingsAreOfThisNamespaceOnly(t *testing.T) {
+	needKind(t, "ifb")
+	state := t.TempDir()
+	ns, other := namedNetns(t), namedNetns(t)
+	if r := run(t, state, "create", "--netns", other, "--kind", "ifb", "--count", "3"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	ip(t, "-n", ns, "link", "add", "dbk1", "type", "ifb") // foreign, named as the other run's dbk1
+	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "150", "--prefix", "x"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	del, stdout := start(t, state, "delete", "--netns", ns, "--strategy", "serial")
+	waitFor(t, "x5 deleted", func() bool { return !linkNames(t, ns)["x5"] })
+	ip(t, "-n", ns, "link", "del", "dbk1")
+	del.Wait()
+	if out := stdout.String(); !strings.Contains(out, "not devbulk's, gone during the delete") || strings.Contains(out, "other devbulk runs") {
+		t.Errorf("a foreign device gone during the delete: %q", out)
+	}
+}
+
 // Item 4: a renamed device no longer blocks its run for ever: delete names
 // the way out, and --forget-renamed deletes the rest, drops the renamed
 // device from the record (naming it) and leaves it alone.

@@ -110,6 +110,7 @@ func benchOptionsOf(c *cli.Context) (bench.Options, error) {
 func runBench(c *cli.Context, o bench.Options) error {
 	o.Progress, o.Counter = progress(c), counter(c)
 	report, err := bench.Run(c.Context, o)
+	clearProgress()
 	if report != nil && len(report.Runs) > 0 {
 		werr := writeReport(c, report)
 		if werr == nil {

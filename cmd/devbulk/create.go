@@ -136,6 +136,7 @@ func createOptionsOf(c *cli.Context) (batch.CreateOptions, error) {
 }
 
 func printCreated(c *cli.Context, p batch.Phase, rec *runs.Record) error {
+	clearProgress()
 	if c.Bool("json") {
 		return json.NewEncoder(c.App.Writer).Encode(struct {
 			Phase  batch.Phase  `json:"create"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -92,6 +93,7 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 // report's, and says so when malformed records that may be of this
 // namespace were ignored.
 func printDeletes(c *cli.Context, rep *runs.DeleteReport) error {
+	clearProgress()
 	warnBad(c, rep.BadElsewhere)
 	warnBad(c, rep.Bad)
 	warnStale(c, rep.Stale)
@@ -218,13 +220,16 @@ func deleteProgress(c *cli.Context) func(deleted, total int) {
 	if mk == nil {
 		return nil
 	}
+	var mu sync.Mutex // parallel workers report concurrently
 	var bar func(int)
-	last, of := 0, -1
+	of, done := -1, false
 	return func(deleted, total int) {
-		if bar == nil || total != of || deleted < last { // the next run
+		mu.Lock()
+		defer mu.Unlock()
+		if bar == nil || total != of || done { // the next run
 			bar, of = mk(fmt.Sprintf("delete (%s)", c.String("strategy")), total), total
 		}
-		last = deleted
+		done = deleted >= total
 		bar(deleted)
 	}
 }

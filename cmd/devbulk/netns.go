@@ -205,6 +205,7 @@ func netnsCreate(c *cli.Context) error {
 
 // writeNetns prints what ran, even when the run failed.
 func writeNetns(c *cli.Context, r *netnsbench.Report, err error) error {
+	clearProgress()
 	if r == nil || len(r.Runs) == 0 {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,8 +72,12 @@ func counter(c *cli.Context) func(label string, total int) func(done int) {
 	return func(label string, total int) func(int) {
 		// Drawn at the first count, not before: a phase may wait (for the
 		// kernel's cleanup worker, a module) before its first step.
+		// Fed from several goroutines (a sampler, parallel workers).
+		var mu sync.Mutex
 		var bar *progressbar.ProgressBar
 		return func(done int) {
+			mu.Lock()
+			defer mu.Unlock()
 			if bar == nil {
 				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
 					progressbar.OptionSetDescription("devbulk: "+label), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
@@ -89,7 +94,8 @@ func counter(c *cli.Context) func(label string, total int) func(done int) {
 // rather than being glued to its end.
 var live atomic.Pointer[progressbar.ProgressBar]
 
-// clearProgress clears the bar last drawn, if it did not finish.
+// clearProgress clears the bar last drawn, if it did not finish (an
+// interrupted phase), before an error or a result is printed.
 func clearProgress() {
 	if bar := live.Swap(nil); bar != nil && !bar.IsFinished() {
 		_ = bar.Clear()

@@ -38,6 +38,9 @@ func plotCommand() *cli.Command {
 				// An SVG is no reading for a terminal: a file beside the
 				// document's name, said where.
 				out = strings.TrimSuffix(filepath.Base(c.Args().First()), ".json") + ".svg"
+				if _, err := os.Lstat(out); err == nil {
+					return usagef("stdout is a terminal and %s exists: give -o FILE (or -o - for stdout)", out)
+				}
 				if err := writeFile(out, func(w io.Writer) error { return charts.WriteSVG(w, p) }); err != nil {
 					return err
 				}

@@ -49,15 +49,17 @@ func (o Owner) Alive() bool {
 		return false
 	}
 	start, err := parseStart(b)
-	// A zombie has exited: it only waits for its parent to reap it.
-	return err == nil && start == o.Start && !zombie(b)
+	return err == nil && start == o.Start && !exited(b)
 }
 
-// zombie reports whether a /proc/PID/stat's state (field 3) is Z or X.
-func zombie(stat []byte) bool {
+// exited reports whether a /proc/PID/stat is that of a process whose every
+// thread has exited: a zombie (state Z or X, field 3) waiting to be reaped,
+// with one thread (field 20) left. A killed process's main thread shows Z
+// while another of its threads still finishes a netlink batch: alive.
+func exited(stat []byte) bool {
 	i := bytes.LastIndexByte(stat, ')')
 	f := strings.Fields(string(stat[i+1:]))
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+	return len(f) > 17 && (f[0] == "Z" || f[0] == "X") && f[17] == "1"
 }
 
 func bootID() string {
@@ -151,11 +153,11 @@ func (o Owner) Stop(timeout time.Duration) error {
 	// A pidfd becomes readable when its process has exited.
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for deadline := time.Now().Add(timeout); ; {
-		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
+		n, err := unix.Poll(fds, int(max(0, time.Until(deadline).Milliseconds())))
 		switch {
 		case n > 0:
 			return nil
-		case errors.Is(err, unix.EINTR):
+		case errors.Is(err, unix.EINTR) && time.Now().Before(deadline):
 			continue
 		case err != nil:
 			return fmt.Errorf("waiting for %s to exit: %w", o, err)

@@ -115,3 +115,19 @@ func sleeper(t *testing.T) (*exec.Cmd, uint64) {
 	}
 	return cmd, start
 }
+
+// A killed process whose main thread is a zombie while another thread
+// still runs (finishing a netlink batch) has not exited.
+func TestExitedNeedsEveryThreadGone(t *testing.T) {
+	line := func(state, threads string) []byte {
+		return []byte("4242 (devbulk) " + state + " 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 " + threads + " 0 987654 1000 10")
+	}
+	for _, c := range []struct {
+		state, threads string
+		want           bool
+	}{{"Z", "1", true}, {"X", "1", true}, {"Z", "2", false}, {"S", "1", false}, {"R", "3", false}} {
+		if got := exited(line(c.state, c.threads)); got != c.want {
+			t.Errorf("state %s with %s threads: exited %v, want %v", c.state, c.threads, got, c.want)
+		}
+	}
+}
