@@ -293,7 +293,7 @@ func churnOnce(ctx context.Context, o ChurnOptions, exec bool, parent netns.NsHa
 		wg.Wait()
 		return errors.Join(errors.Join(errs...), ctx.Err())
 	}
-	err := measure(ctx, &run, steps{body: body}, &created, &released, o.SampleEvery, counter(o.Counter, "churn "+run.Mode, run.Namespaces), prof)
+	err := measure(ctx, &run, steps{body: body, drained: maker(o.Counter, "drain "+run.Mode)}, &created, &released, o.SampleEvery, counter(o.Counter, "churn "+run.Mode, run.Namespaces), prof)
 	return run, err
 }
 
@@ -317,6 +317,14 @@ func (r *Report) compareModes() {
 			r.Comparisons = append(r.Comparisons, Comparison{Phase: ph.name, Comparison: *c})
 		}
 	}
+}
+
+// maker is mk for one label, or nil.
+func maker(mk func(string, int) func(int), label string) func(int) func(int) {
+	if mk == nil {
+		return nil
+	}
+	return func(total int) func(int) { return mk(label, total) }
 }
 
 // counter makes a counter when there is a maker.
@@ -375,7 +383,12 @@ func inFreshNamespaces(ctx context.Context, n int, created, released *atomic.Int
 // steps are what measure runs: body (the creation phase, timed as
 // CreateNS), exec (nil, or a phase that times itself: Keep's exec step),
 // and release (nil, or the release of what body kept, ReleaseNS).
-type steps struct{ body, exec, release func() error }
+type steps struct {
+	body, exec, release func() error
+	// drained, when set, makes a counter of the namespaces the kernel has
+	// freed out of total, fed while measure waits for the drain.
+	drained func(total int) func(done int)
+}
 
 // measure runs st.body (the creation phase) with the backlog sampler, then
 // st.exec and st.release when there are any, then waits for the drain;
@@ -411,6 +424,9 @@ func measure(ctx context.Context, run *Run, st steps, created, released *atomic.
 	start := time.Now()
 	stop := make(chan struct{})
 	var sampler sync.WaitGroup
+	var creating atomic.Bool
+	var drain atomic.Pointer[func(int)]
+	creating.Store(true)
 	sampler.Add(1)
 	go func() { // progress on every tick; backlog samples where the slab can be read
 		defer sampler.Done()
@@ -424,8 +440,11 @@ func measure(ctx context.Context, run *Run, st steps, created, released *atomic.
 				if ok {
 					run.sample(start, base, slabSize, created.Load(), released.Load())
 				}
-				if progress != nil {
+				if progress != nil && creating.Load() {
 					progress(int(created.Load()))
+				}
+				if d := drain.Load(); d != nil && len(run.Series) > 0 {
+					(*d)(int(released.Load()) - run.Series[len(run.Series)-1].Backlog) // freed so far
 				}
 			}
 		}
@@ -433,6 +452,7 @@ func measure(ctx context.Context, run *Run, st steps, created, released *atomic.
 	user0, sys0 := result.CPU(true)
 	kbefore, _ := netnsstat.KernelCPU()
 	err = body()
+	creating.Store(false)
 	run.CreateNS = time.Since(start).Nanoseconds()
 	run.Created, run.Interrupted = created.Load(), ctx.Err() != nil
 	if progress != nil {
@@ -462,6 +482,10 @@ func measure(ctx context.Context, run *Run, st steps, created, released *atomic.
 	// namespaces only at the start of the next run, so the slab count alone
 	// never comes back; one empty namespace released afterwards (a "kick")
 	// starts that run, and the count then confirms that nothing was left.
+	if st.drained != nil {
+		d := st.drained(int(released.Load()))
+		drain.Store(&d)
+	}
 	released0 := time.Now()
 	idleSince := time.Time{}
 	deadline := released0.Add(10 * time.Minute)
@@ -544,7 +568,7 @@ func Sequential(ctx context.Context, o SequentialOptions) (*Report, error) {
 		err := body()
 		released.Store(created.Load())
 		return err
-	}}, &created, &released, 0, counter(o.Counter, "sequential", n), prof)
+	}, drained: maker(o.Counter, "drain")}, &created, &released, 0, counter(o.Counter, "sequential", n), prof)
 	r.Runs = append(r.Runs, run)
 	return r, err
 }

@@ -108,7 +108,7 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 		run.Rate = curve.points
 		return errors.Join(err, ctx.Err())
 	}
-	st := steps{body: body, release: func() error {
+	st := steps{body: body, drained: maker(o.Counter, "drain"), release: func() error {
 		for i := range int(created.Load()) {
 			if err := m.release(i); err != nil {
 				return err

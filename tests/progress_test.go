@@ -32,7 +32,8 @@ func onTerminal(t *testing.T, state string, args ...string) string {
 }
 
 // Item 8: create and a one-by-one delete show a bar with the count and
-// rate; so do the exec step of netns create and netns sequential.
+// rate; so do netns sequential, the exec step of netns create, and the
+// kernel's drain of a churn's namespaces.
 func TestProgressOfEveryLongPhase(t *testing.T) {
 	needKind(t, "ifb")
 	state := t.TempDir()
@@ -48,6 +49,7 @@ func TestProgressOfEveryLongPhase(t *testing.T) {
 		{[]string{"delete", "--netns", other, "--strategy", "serial"}, "delete (serial)"},
 		{[]string{"netns", "create", "--count", "20", "--exec-step", "'sleep 0.1'"}, "exec step"},
 		{[]string{"netns", "sequential", "--count", "3000"}, "sequential"},
+		{[]string{"netns", "churn", "--workers", "2", "--per-worker", "3000"}, "drain direct"},
 	} {
 		tty := onTerminal(t, state, c.args...)
 		if !strings.Contains(tty, "devbulk: "+c.want) || !regexp.MustCompile(`\(\d+/\d+, \d+ it/s`).MatchString(tty) {
