@@ -148,6 +148,7 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		{[]string{"netns", "create", "--payload", "sysctl:net.ipv4.ip_forward=banana"}, "the kernel refuses the value \"banana\""},
 		{[]string{"check", "--suite", "BADSYSCTL"}, "this kernel has no net.ipv4.nosuch"},
 		{[]string{}, "give a command"},
+		{[]string{"netns"}, "netns takes a command"},
 		{[]string{"create", "--netns", ns, "--kind", "macvlan", "--count", "10", "--parent", "lo,lo"}, "given twice"},
 		{[]string{"kinds", "extra"}, "kinds takes no arguments"},
 		{[]string{"bench", "--kind", "ifb", "--delete", "lower"}, "applies to kinds with a lower device"},
@@ -187,7 +188,7 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 			if !strings.Contains(r.stderr, c.want) {
 				t.Errorf("stderr %q does not say %q", r.stderr, c.want)
 			}
-			if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); lines > 0 && len(c.args) > 0 && c.args[1] != "--no-such-flag" {
+			if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); lines > 0 && len(c.args) > 1 && c.args[1] != "--no-such-flag" {
 				t.Errorf("error takes %d lines, want one: %q", lines+1, r.stderr)
 			}
 		})

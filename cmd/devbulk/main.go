@@ -75,6 +75,9 @@ func runApp(ctx context.Context, app *cli.App, args []string) error {
 	var out outputs
 	for _, c := range app.Commands {
 		c.OnUsageError, c.Before = app.OnUsageError, out.create
+		if len(c.Subcommands) > 0 && c.Action == nil {
+			c.Action = needSubcommand
+		}
 		for _, sub := range c.Subcommands {
 			sub.OnUsageError, sub.Before = app.OnUsageError, out.create
 		}
@@ -99,6 +102,13 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func usage(err error) error { return &exitError{exitUsage, err} }
+
+// needSubcommand is the action of a command that is only its subcommands
+// (netns): none given is a usage error, the help on stderr.
+func needSubcommand(c *cli.Context) error {
+	cli.HelpPrinter(c.App.ErrWriter, cli.SubcommandHelpTemplate, c.Command)
+	return usagef("%s takes a command (see above)", c.Command.Name)
+}
 
 // goFlag is a flag as Go's flag package names it in its errors (-json).
 var goFlag = regexp.MustCompile(`(: | for (?:flag )?)-([A-Za-z0-9][A-Za-z0-9-]+)`)
