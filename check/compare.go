@@ -253,3 +253,20 @@ func ParseThreshold(s string) (float64, error) {
 	}
 	return v, nil
 }
+
+// Headline is the benchmark that stands for the scenario where one figure
+// must (a fleet's test case): its first teardown (Delete/...), else its
+// first benchmark; nil when it measured nothing.
+func (s *ScenarioComparison) Headline() *Comparison {
+	for i := range s.Comparisons {
+		if c := &s.Comparisons[i]; c.Cur != nil && strings.HasPrefix(c.Benchmark, "Delete/") {
+			return c
+		}
+	}
+	for i := range s.Comparisons {
+		if c := &s.Comparisons[i]; c.Cur != nil {
+			return c
+		}
+	}
+	return nil
+}

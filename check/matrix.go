@@ -24,7 +24,8 @@ const MaxKernels = 8
 type Matrix struct {
 	Threshold float64 `json:"threshold_pct"`
 	// Rounds is how many times each configuration was booted: round by
-	// round, the configurations in order, then in reverse, and so on.
+	// round, the configurations in order, then in reverse, and so on; 0 for
+	// runs made elsewhere and read back (MatrixOf).
 	Rounds  int      `json:"rounds"`
 	Columns []Column `json:"kernels"`
 }
@@ -93,19 +94,43 @@ func RunMatrix(ctx context.Context, s *Suite, kernels []*vm.Kernel, mo MatrixOpt
 			results[i] = results[i].merge(r)
 		}
 	}
+	var ran []*Results
 	for i, k := range kernels {
-		col := Column{Label: k.Label(), Package: k.Package, Results: results[i]}
-		if col.Results == nil {
+		if results[i] == nil {
 			continue // interrupted before it ran
 		}
-		col.Results.Meta.Label = col.Label
-		if why := allSkipped(col.Results); why != "" {
+		results[i].Meta.Label, results[i].Meta.KernelPackage = k.Label(), k.Package
+		ran = append(ran, results[i])
+	}
+	m.addColumns(ran)
+	return m, err
+}
+
+// MatrixOf compares results made elsewhere (fleet jobs, saved checks), one
+// column each, with the first: each column is named by its results' label
+// (the kernel configuration a job booted), else its kernel release.
+func MatrixOf(thresholdPct float64, results ...*Results) (*Matrix, error) {
+	if len(results) < 2 || len(results) > MaxKernels {
+		return nil, fmt.Errorf("a matrix compares 2 to %d kernel configurations, got %d", MaxKernels, len(results))
+	}
+	m := &Matrix{Threshold: thresholdPct}
+	m.addColumns(results)
+	return m, nil
+}
+
+// addColumns adds a column per results and compares them with the first.
+func (m *Matrix) addColumns(results []*Results) {
+	for _, r := range results {
+		col := Column{Label: r.Meta.Label, Package: r.Meta.KernelPackage, Results: r}
+		if col.Label == "" {
+			col.Label = r.Meta.Kernel
+		}
+		if why := allSkipped(r); why != "" {
 			col.Skip, col.Results = why, nil
 		}
 		m.Columns = append(m.Columns, col)
 	}
 	m.compare()
-	return m, err
 }
 
 // merge adds the scenarios of another boot's results: their lines, and
@@ -237,8 +262,11 @@ func letter(i int) string { return string(rune('A' + i)) }
 // its interval, the others' medians and their change against the first
 // with its 95% interval, and a mark where significant beyond the threshold.
 func (m *Matrix) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "devbulk check: %d kernel configurations, each against A; %s each, the order alternating; threshold %g%%\n",
-		len(m.Columns), devbulk.Plural(max(1, m.Rounds), "boot"), m.Threshold)
+	how := devbulk.Plural(m.Rounds, "boot") + " each, the order alternating"
+	if m.Rounds == 0 {
+		how = "runs made elsewhere (fleet jobs, saved checks), read back"
+	}
+	fmt.Fprintf(w, "devbulk check: %d kernel configurations, each against A; %s; threshold %g%%\n", len(m.Columns), how, m.Threshold)
 	for i, c := range m.Columns {
 		switch {
 		case c.Skip != "":

@@ -151,3 +151,31 @@ func TestResultsMerge(t *testing.T) {
 		t.Error("the first boot's results are not taken as they are")
 	}
 }
+
+// Runs made elsewhere make a matrix: each column named by its label, else
+// its kernel; a run that could run nothing is a skipped column; the table
+// says the runs were read back, not booted here.
+func TestMatrixOfRunsMadeElsewhere(t *testing.T) {
+	a := results("6.1.0", Scenario{Name: "dummy", Lines: lines(group, 300, 310, 305, 298, 302, 307)})
+	a.Meta.Label = "debian:6.1"
+	b := results("6.12.0", Scenario{Name: "dummy", Lines: lines(group, 450, 460, 455, 470, 452, 449)})
+	c := results("6.13.0", Scenario{Name: "dummy", Skip: "this kernel cannot create dummy"})
+	m, err := MatrixOf(25, a, b, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Columns[0].Label != "debian:6.1" || m.Columns[1].Label != "6.12.0" || m.Columns[2].Skip == "" {
+		t.Errorf("columns: %+v", m.Columns)
+	}
+	if got := m.Columns[1].Scenarios[0].Comparisons[0].Verdict; got != Regression {
+		t.Errorf("B against A: %s, want regression", got)
+	}
+	var buf bytes.Buffer
+	m.WriteTable(&buf)
+	if !strings.Contains(buf.String(), "runs made elsewhere") {
+		t.Errorf("table header:\n%s", buf.String())
+	}
+	if _, err := MatrixOf(25, a); err == nil {
+		t.Error("a matrix of one run")
+	}
+}

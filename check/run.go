@@ -24,6 +24,11 @@ type RunOptions struct {
 	VMUnavailable string
 	// AllInVM runs every scenario in the VM (a cross-kernel check).
 	AllInVM bool
+	// Here runs every scenario on this kernel, those marked vm too: in a
+	// fleet's guest, which is the kernel under test.
+	Here bool
+	// Label names the kernel configuration in the results (Meta.Label).
+	Label string
 	// SkipUnbootable skips the VM's scenarios, with the reason, when its
 	// kernel does not boot, instead of failing them (a matrix: the other
 	// kernels still count).
@@ -42,10 +47,11 @@ type RunOptions struct {
 // its error and the suite goes on; Run itself fails only when ctx ends.
 func Run(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 	r := &Results{Meta: NewMeta(s.Name)}
+	r.Meta.Label = o.Label
 	defer r.order(s)
 	var inVM []ScenarioSpec
 	for _, sc := range s.Scenarios {
-		if (sc.VM || o.AllInVM) && !vm.IsGuest() {
+		if (sc.VM || o.AllInVM) && !vm.IsGuest() && !o.Here {
 			inVM = append(inVM, sc)
 			continue
 		}
@@ -84,7 +90,7 @@ func Run(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 	}
 	if o.AllInVM {
 		r.Meta = guest.Meta
-		r.Meta.Suite = s.Name
+		r.Meta.Suite, r.Meta.Label = s.Name, o.Label
 	}
 	return r, nil
 }

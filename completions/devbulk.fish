@@ -2,7 +2,7 @@
 
 function __fish_devbulk_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i kinds bench create delete cleanup rmmod netns churn create sequential vm check plot
+        if contains -- $i kinds bench create delete cleanup rmmod netns churn create sequential vm check lava job run plot
             return 1
         end
     end
@@ -124,13 +124,33 @@ complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l suite -r -d 'th
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l print-suite -d 'print devbulk\'s own suite, to start one of yours from, and exit'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l save -r -d 'write the results to `FILE`, a baseline for later checks'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l baseline -r -d 'compare with the results in `FILE` (from --save)'
-complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l results -r -d 'with --baseline: compare the results saved in `FILE` instead of running the suite (two saved runs, two machines); or print a kernel matrix saved with --format json, in another format'
+complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l results -r -d 'print the results in `FILE` instead of running the suite: a run saved with --save, the log of a LAVA job (lava-run\'s) or a LAVA server\'s results export (lavacli results JOB --yaml), compared with --baseline when given; 2 to 8 times: a kernel matrix of them, compared with the first; or a kernel matrix saved with --format json'
+complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l here -d 'run every scenario on this kernel, those marked vm too (in a fleet\'s guest, the kernel under test)'
+complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l label -r -d 'name this kernel configuration `LABEL` in the results (a matrix\'s column)'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l threshold -r -d 'smallest slowdown of a median that fails the check (0%..1000%); two checks of one kernel on the development machine differed by up to 14% with p < 0.05: measure yours'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l vm-kernel -r -d 'run the suite in the VM on the kernel configuration `SPEC`, \'K [ARGS]\': K is debian (debian:6.1), debian:6.12, debian:6.1-rt, debian:6.12-rt, a Debian package (linux-image-...) or PATH[:MODULES_DIR]; ARGS go on its command line (\'debian:6.1 rcu_nocbs=all\'); 2 to 8 times: compare each with the first'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l rounds -r -d 'with several --vm-kernel: boot each kernel `R` times (1..10), the order alternating round by round, each boot running every scenario ceil(repeat/R) times'
-complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l format -r -d 'output: table, json, ktap, benchstat'
+complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l format -r -d 'output: table, json, ktap, benchstat, or lava (in a LAVA job\'s test shell: the table, a test case per scenario and sample, and the results document for check --results)'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l svg -r -d 'also draw the result as an SVG chart in `FILE` (see devbulk plot)'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l quiet -s q -d 'no progress on stderr'
+complete -c devbulk -n '__fish_seen_subcommand_from lava' -f -l help -s h -d 'show help'
+complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'lava' -d 'put devbulk\'s checks into a kernel-testing fleet (LAVA: KernelCI, LKFT): write a job, or run one here with lava-run'
+complete -c devbulk -n '__fish_seen_subcommand_from job' -f -l help -s h -d 'show help'
+complete -r -c devbulk -n '__fish_seen_subcommand_from lava' -a 'job' -d 'write a LAVA job\'s artifacts into --artifacts DIR and print the job definition (YAML)'
+complete -c devbulk -n '__fish_seen_subcommand_from job' -f -l kernel -r -d 'the kernel configuration `SPEC` the job boots, \'K [ARGS]\': K is debian (debian:6.1), debian:6.12, debian:6.1-rt, debian:6.12-rt, a Debian package (linux-image-...) or PATH[:MODULES_DIR]; ARGS go on its command line'
+complete -c devbulk -n '__fish_seen_subcommand_from job' -f -l suite -r -d 'the suite `FILE` (default: devbulk\'s own)'
+complete -c devbulk -n '__fish_seen_subcommand_from job' -f -l baseline -r -d 'compare with the results in `FILE` (check --save, or check --results LOG --format json)'
+complete -c devbulk -n '__fish_seen_subcommand_from job' -f -l threshold -r -d 'smallest slowdown of a median that fails a case (0%..1000%)'
+complete -c devbulk -n '__fish_seen_subcommand_from job' -f -l artifacts -r -d 'the `DIR` the job deploys from: vmlinuz and ramdisk.cpio.gz are written there'
+complete -c devbulk -n '__fish_seen_subcommand_from job' -f -l url-base -r -d 'the `URL` where a fleet serves DIR (https://...; default file://DIR)'
+complete -c devbulk -n '__fish_seen_subcommand_from job' -f -l mem -r -d 'guest memory the job asks for, in `MiB` (256..65536)'
+complete -c devbulk -n '__fish_seen_subcommand_from job' -f -l quiet -s q -d 'no progress on stderr'
+complete -c devbulk -n '__fish_seen_subcommand_from run' -f -l help -s h -d 'show help'
+complete -r -c devbulk -n '__fish_seen_subcommand_from lava' -a 'run' -d 'run a job devbulk lava job wrote with LAVA\'s lava-run here, as a fleet would, and print its cases'
+complete -c devbulk -n '__fish_seen_subcommand_from run' -f -l log -r -d 'keep lava-run\'s log in `FILE` (for devbulk check --results)'
+complete -c devbulk -n '__fish_seen_subcommand_from run' -f -l accel -r -d 'kvm or tcg (default: kvm when a probe boot works)'
+complete -c devbulk -n '__fish_seen_subcommand_from run' -f -l mem -r -d 'the device\'s memory in `MiB` (256..65536)'
+complete -c devbulk -n '__fish_seen_subcommand_from run' -f -l quiet -s q -d 'no progress on stderr'
 complete -c devbulk -n '__fish_seen_subcommand_from plot' -f -l help -s h -d 'show help'
 complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'plot' -d 'draw a result document as SVG: bench (ms per device against N), netns (backlog over time), check (against the baseline)'
 complete -c devbulk -n '__fish_seen_subcommand_from plot' -f -l output -s o -r -d 'the SVG `FILE` (- for stdout; default: stdout, or RESULT.svg when stdout is a terminal)'

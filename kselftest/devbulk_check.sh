@@ -6,7 +6,8 @@
 # tools/testing/selftests/devbulk/ (or run it from here).
 #
 # Environment:
-#   DEVBULK            the devbulk binary (default: devbulk on PATH)
+#   DEVBULK            the devbulk binary (default: the one installed beside
+#                      this script, else devbulk on PATH)
 #   DEVBULK_SUITE      a suite file (default: devbulk's own suite)
 #   DEVBULK_BASELINE   results saved by `devbulk check --save` to compare with
 #   DEVBULK_THRESHOLD  smallest slowdown that fails, e.g. 40% (default 25%)
@@ -14,6 +15,10 @@
 # Exit: 0 pass, 1 a scenario failed or regressed, 4 skip (kselftest's codes).
 
 ksft_skip=4
+here=$(dirname "$0")
+if [ -z "$DEVBULK" ] && [ -x "$here/devbulk" ]; then
+	DEVBULK=$here/devbulk
+fi
 DEVBULK=${DEVBULK:-devbulk}
 
 skip() {

@@ -179,6 +179,17 @@ func TestKselftestWrapper(t *testing.T) {
 	}
 }
 
+// kselftestRunner is the kernel's tools/testing/selftests holding its
+// kselftest runner (tests/run-all.sh sets DEVBULK_KSELFTEST).
+func kselftestRunner(t *testing.T) string {
+	t.Helper()
+	src := os.Getenv("DEVBULK_KSELFTEST")
+	if src == "" {
+		t.Skip("the kernel's kselftest runner is not installed: tests/run-all.sh installs it (DEVBULK_KSELFTEST=tools/testing/selftests)")
+	}
+	return src
+}
+
 // The wrapper under the kernel's own kselftest runner (run_kselftest.sh and
 // kselftest/runner.sh from Debian's linux-source; tests/run-all.sh sets
 // DEVBULK_KSELFTEST), installed as `make install` lays a collection out:
@@ -187,10 +198,7 @@ func TestKselftestWrapper(t *testing.T) {
 // after which devbulk, stopped by timeout(1)'s SIGTERM, left nothing behind.
 func TestKselftestUnderTheKernelRunner(t *testing.T) {
 	needKind(t, "ifb")
-	src := os.Getenv("DEVBULK_KSELFTEST")
-	if src == "" {
-		t.Skip("the kernel's kselftest runner is not installed: tests/run-all.sh installs it (DEVBULK_KSELFTEST=tools/testing/selftests)")
-	}
+	src := kselftestRunner(t)
 	dir := t.TempDir()
 	install := filepath.Join(dir, "kselftest_install")
 	for _, cp := range [][2]string{

@@ -21,8 +21,12 @@ apt-get update -qq
 # linux-source-6.1 and python3: the kernel's own KTAP parser
 # (tools/testing/kunit/kunit.py) reads what `check --format ktap` writes.
 # ipvsadm: the classic form of ipvs payloads, which the VM carries.
+# lava-dispatcher and cpio: LAVA's own lava-run runs the jobs devbulk lava job
+# writes, as a fleet's worker would (cpio: LAVA repacks the ramdisk with its
+# test overlay).
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	iproute2 qemu-system-x86 busybox-static gcc libc6-dev bsdutils linux-source-6.1 python3 ipvsadm >/dev/null
+	iproute2 qemu-system-x86 busybox-static gcc libc6-dev bsdutils linux-source-6.1 python3 ipvsadm \
+	lava-dispatcher cpio >/dev/null
 # The kernel's own tools, from the same tree: the KTAP parser, and the
 # kselftest runner (run_kselftest.sh, kselftest/runner.sh) that runs
 # kselftest/devbulk_check.sh as fleets (KernelCI, LKFT) would.

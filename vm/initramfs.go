@@ -27,6 +27,10 @@ type Initramfs struct {
 	Devbulk string
 	// Args are devbulk's arguments in the guest.
 	Args []string
+	// Shell, when set, is the /init script instead: devbulk is then
+	// /usr/bin/devbulk and Args are not written (a fleet's ramdisk, whose
+	// init ends in a shell on the console for the fleet's test runner).
+	Shell []byte
 	// Kernel provides the modules; Modules names those to include (their
 	// dependencies come along).
 	Kernel  *Kernel
@@ -39,7 +43,11 @@ type Initramfs struct {
 // Write writes the initramfs as a gzip-compressed newc cpio archive.
 func (r *Initramfs) Write(w io.Writer) error {
 	files := map[string]string{} // path in the guest → path on the host
-	if err := addProgram(files, "/init", r.Devbulk); err != nil {
+	self := "/init"
+	if r.Shell != nil {
+		self = DevbulkPath
+	}
+	if err := addProgram(files, self, r.Devbulk); err != nil {
 		return fmt.Errorf("devbulk binary: %w", err)
 	}
 	if bb, err := exec.LookPath("busybox"); err == nil {
@@ -63,9 +71,11 @@ func (r *Initramfs) Write(w io.Writer) error {
 	for p, b := range r.Files {
 		generated[p] = b
 	}
-	var err error
-	if generated[argsFile], err = json.Marshal(r.Args); err != nil {
-		return err
+	if r.Shell == nil {
+		var err error
+		if generated[argsFile], err = json.Marshal(r.Args); err != nil {
+			return err
+		}
 	}
 	if r.Kernel.Modules != "" {
 		dep, err := addModules(files, r.Kernel, r.Modules)
@@ -111,11 +121,19 @@ func (r *Initramfs) Write(w io.Writer) error {
 			return err
 		}
 	}
+	if r.Shell != nil {
+		if err := writeBytes(cw, "/init", r.Shell, 0o755); err != nil {
+			return err
+		}
+	}
 	if err := cw.Close(); err != nil {
 		return err
 	}
 	return zw.Close()
 }
+
+// DevbulkPath is where devbulk is in a guest whose init is a shell.
+const DevbulkPath = "/usr/bin/devbulk"
 
 // addProgram adds a program and, if it is dynamically linked, its loader
 // and libraries (as ldd lists them).

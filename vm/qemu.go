@@ -17,7 +17,7 @@ import (
 	"github.com/devbulk/devbulk"
 
 	"github.com/devbulk/devbulk/internal/child"
-	"github.com/devbulk/devbulk/internal/owner"
+	"github.com/devbulk/devbulk/internal/workdir"
 )
 
 // Config describes one VM run.
@@ -137,12 +137,8 @@ func (b *booted) port(n int) io.Reader {
 // ends; a guest that died without an exit code is reported in b.err with
 // the end of its console.
 func boot(ctx context.Context, qemu string, cfg Config, args []string, stderr io.Writer) (*booted, error) {
-	dir, err := os.MkdirTemp("", workDirPattern)
+	dir, err := workdir.Make(workDirPattern)
 	if err != nil {
-		return nil, err
-	}
-	if err := owner.Write(filepath.Join(dir, ownerFile)); err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	b := &booted{dir: dir}
@@ -254,6 +250,21 @@ var (
 	accelOnce sync.Once
 	accel     string
 )
+
+// ProbeAccel is the accelerator a guest gets here: "kvm" when a probe boot
+// of cfg's kernel under KVM works, else "tcg" (see chooseAccel).
+func ProbeAccel(ctx context.Context, cfg Config) string {
+	qemu, err := exec.LookPath(qemuBinary)
+	if err != nil {
+		return "tcg"
+	}
+	if cfg.Devbulk == "" {
+		if cfg.Devbulk, err = os.Executable(); err != nil {
+			return "tcg"
+		}
+	}
+	return chooseAccel(ctx, qemu, cfg)
+}
 
 // chooseAccel uses KVM when /dev/kvm opens and a probe boot under it runs
 // devbulk to completion within 15 s (it takes 1–2 s where KVM works);

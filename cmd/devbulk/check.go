@@ -15,10 +15,11 @@ import (
 
 	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/check"
+	"github.com/devbulk/devbulk/lava"
 	"github.com/devbulk/devbulk/vm"
 )
 
-var checkFormats = []string{"table", "json", "ktap", "benchstat"}
+var checkFormats = []string{"table", "json", "ktap", "benchstat", "lava"}
 
 func checkCommand() *cli.Command {
 	return &cli.Command{
@@ -35,8 +36,11 @@ func checkCommand() *cli.Command {
 			&cli.BoolFlag{Name: "print-suite", Usage: "print devbulk's own suite, to start one of yours from, and exit"},
 			&cli.StringFlag{Name: "save", Usage: "write the results to `FILE`, a baseline for later checks"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with the results in `FILE` (from --save)"},
-			&cli.StringFlag{Name: "results", Usage: "with --baseline: compare the results saved in `FILE` instead of running the suite (two saved runs, two machines); " +
-				"or print a kernel matrix saved with --format json, in another format"},
+			&cli.StringSliceFlag{Name: "results", Usage: "print the results in `FILE` instead of running the suite: a run saved with --save, the log of a LAVA job " +
+				"(lava-run's) or a LAVA server's results export (lavacli results JOB --yaml), compared with --baseline when given; " +
+				"2 to 8 times: a kernel matrix of them, compared with the first; or a kernel matrix saved with --format json"},
+			&cli.BoolFlag{Name: "here", Usage: "run every scenario on this kernel, those marked vm too (in a fleet's guest, the kernel under test)"},
+			&cli.StringFlag{Name: "label", Usage: "name this kernel configuration `LABEL` in the results (a matrix's column)"},
 			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest slowdown of a median that fails the check (0%..1000%); " +
 				"two checks of one kernel on the development machine differed by up to 14% with p < 0.05: measure yours"},
 			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on the kernel configuration `SPEC`, 'K [ARGS]': K is debian (debian:6.1), debian:6.12, " +
@@ -44,7 +48,9 @@ func checkCommand() *cli.Command {
 				"('debian:6.1 rcu_nocbs=all'); 2 to 8 times: compare each with the first"},
 			&cli.StringFlag{Name: "rounds", Value: "1", Usage: "with several --vm-kernel: boot each kernel `R` times (1..10), the order " +
 				"alternating round by round, each boot running every scenario ceil(repeat/R) times"},
-			formatFlag(checkFormats...), svgFlag, quietFlag,
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output: table, json, ktap, benchstat, or lava (in a LAVA job's test shell: " +
+				"the table, a test case per scenario and sample, and the results document for check --results)"},
+			svgFlag, quietFlag,
 		},
 		Action: runCheck,
 	}
@@ -58,7 +64,7 @@ type checkArgs struct {
 	suite     *check.Suite
 	base      *check.Results
 	saved     *check.Results // --results: compare this instead of running
-	matrix    *check.Matrix  // --results: a saved matrix, printed
+	matrix    *check.Matrix  // --results: a saved matrix, or several results, printed
 	kernels   []*vm.Kernel
 	rounds    int
 	opts      check.RunOptions
@@ -77,6 +83,9 @@ func runCheck(c *cli.Context) error {
 		return err
 	}
 	if a.saved != nil {
+		if a.base == nil && a.format == "json" { // a fleet's run becomes a baseline
+			return writeJSON(c.App.Writer, a.saved)
+		}
 		return printCheck(c, a, check.Compare(a.base, a.saved, a.threshold), nil)
 	}
 	if a.matrix != nil {
@@ -126,17 +135,11 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	if a.base, err = readResults(c, "baseline"); err != nil {
 		return nil, err
 	}
-	if a.matrix, err = readMatrix(c.String("results")); err != nil {
-		return nil, err
+	if paths := c.StringSlice("results"); len(paths) > 0 {
+		return a, a.readSaved(c, paths)
 	}
-	if a.matrix != nil {
-		if a.base != nil || len(c.StringSlice("vm-kernel")) > 0 || c.String("save") != "" {
-			return nil, usagef("--results with a kernel matrix prints it: it goes with neither --baseline, --vm-kernel nor --save")
-		}
-		return a, nil
-	}
-	if a.saved, err = readResults(c, "results"); err != nil {
-		return nil, err
+	if a.format == "lava" && (c.String("svg") != "" || c.String("save") != "") {
+		return nil, usagef("--format lava reports to LAVA: it goes with neither --svg nor --save")
 	}
 	if a.rounds, err = intFlag(c, "rounds", 1, 10); err != nil {
 		return nil, err
@@ -145,10 +148,10 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	switch {
 	case a.rounds > 1 && len(specs) < 2:
 		return nil, usagef("--rounds interleaves the boots of several kernels: give two or more --vm-kernel")
-	case a.saved != nil && (a.base == nil || len(specs) > 0 || c.String("save") != ""):
-		return nil, usagef("--results compares a saved run with --baseline FILE; it goes with neither --vm-kernel nor --save")
-	case a.saved != nil:
-		return a, nil
+	case c.Bool("here") && len(specs) > 0:
+		return nil, usagef("--here runs every scenario on this kernel: it goes with no --vm-kernel")
+	case a.format == "lava" && len(specs) >= 2:
+		return nil, usagef("--format lava reports one kernel's check: give at most one --vm-kernel")
 	case len(specs) > check.MaxKernels:
 		return nil, usagef("--vm-kernel: at most %d kernel configurations", check.MaxKernels)
 	case len(specs) >= 2 && a.base != nil:
@@ -165,7 +168,7 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 		}
 		a.kernels = append(a.kernels, k)
 	}
-	a.opts = check.RunOptions{Progress: progress(c), Counter: counter(c), MountDir: mountDir()}
+	a.opts = check.RunOptions{Progress: progress(c), Counter: counter(c), MountDir: mountDir(), Here: c.Bool("here"), Label: c.String("label")}
 	if len(a.kernels) == 0 {
 		if err := needNetAdmin(); err != nil {
 			return nil, err
@@ -173,7 +176,7 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 		if err := a.suite.ProbePayloads(); err != nil {
 			return nil, err
 		}
-		if a.suite.NeedsVM() && !vm.IsGuest() {
+		if a.suite.NeedsVM() && !vm.IsGuest() && !a.opts.Here {
 			if a.opts.VM, err = checkVM("debian"); err != nil {
 				a.opts.VMUnavailable = "needs the VM: " + err.Error()
 			}
@@ -215,17 +218,72 @@ func printCheck(c *cli.Context, a *checkArgs, o outcome, runErr error) error {
 	return status
 }
 
-// readMatrix reads path when it is a kernel matrix document; nil, nil when
-// there is no path or it holds something else.
-func readMatrix(path string) (*check.Matrix, error) {
-	if path == "" {
-		return nil, nil
+// readSaved reads what --results names instead of running the suite: one
+// kernel matrix saved with --format json, to print; one run (saved, or a
+// LAVA job's), to print or compare with the baseline; or several runs, a
+// matrix compared with the first.
+func (a *checkArgs) readSaved(c *cli.Context, paths []string) error {
+	if len(c.StringSlice("vm-kernel")) > 0 || c.String("save") != "" || c.Bool("here") || c.String("label") != "" || a.format == "lava" {
+		return usagef("--results prints results already made: it goes with neither --vm-kernel, --save, --here, --label nor --format lava")
 	}
-	m, readErr, err := readDoc(path, check.ReadMatrix)
-	if readErr != nil {
-		return nil, nil // a results document, or not one: readResults says
+	if len(paths) > check.MaxKernels {
+		return usagef("--results: at most %d runs in a matrix", check.MaxKernels)
 	}
-	return m, err
+	var runs []*check.Results
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return usage(err)
+		}
+		b, err := io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return usage(err)
+		}
+		if m, err := check.ReadMatrix(bytes.NewReader(b)); err == nil {
+			if len(paths) > 1 || a.base != nil {
+				return usagef("--results %s is a kernel matrix: give it alone, without --baseline, to print it", path)
+			}
+			a.matrix = m
+			return nil
+		}
+		r, damaged, err := readRun(b)
+		if err != nil {
+			return usagef("--results %s: %v", path, err)
+		}
+		if damaged != "" {
+			fmt.Fprintf(c.App.ErrWriter, "devbulk: --results %s: %s; read from its test cases instead (each scenario's headline)\n", path, damaged)
+		}
+		runs = append(runs, r)
+	}
+	if len(runs) == 1 {
+		a.saved = runs[0]
+		return nil
+	}
+	if a.base != nil {
+		return usagef("--baseline and several --results: the first run is the reference")
+	}
+	var err error
+	a.matrix, err = check.MatrixOf(a.threshold, runs...)
+	return err
+}
+
+// readRun reads one run: a results document (check --save), else LAVA's
+// output for a job; damaged says why a job's log did not give its whole
+// results document.
+func readRun(b []byte) (r *check.Results, damaged string, err error) {
+	if r, err = check.ReadResults(bytes.NewReader(b)); err == nil {
+		return r, "", nil
+	}
+	run, lerr := lava.Read(bytes.NewReader(b))
+	switch {
+	case lerr == nil:
+		r, err = run.Document()
+		return r, run.Damaged, err
+	case errors.Is(lerr, lava.ErrNotLAVA) && !lava.IsLog(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")):
+		return nil, "", err // JSON, but not devbulk's
+	}
+	return nil, "", lerr
 }
 
 // readResults reads the results file a flag names, if given.
@@ -276,6 +334,8 @@ func writeCheck(c *cli.Context, format string, o outcome) error {
 		return writeJSON(w, o)
 	case "ktap":
 		return o.WriteKTAP(w)
+	case "lava":
+		return writeLAVA(c, o.(*check.Report))
 	case "benchstat":
 		if m, ok := o.(*check.Matrix); ok {
 			return check.WriteBenchstat(w, true, m.Results()...)
@@ -283,6 +343,20 @@ func writeCheck(c *cli.Context, format string, o outcome) error {
 		return check.WriteBenchstat(w, false, o.(*check.Report).Current)
 	}
 	return o.WriteTable(w)
+}
+
+// writeLAVA reports a check in a LAVA job's test shell: the table for
+// people, a test case per scenario and sample, then the results document
+// as console lines (lava.EncodeResults) for check --results to read back.
+func writeLAVA(c *cli.Context, r *check.Report) error {
+	w := c.App.Writer
+	if err := r.WriteTable(w); err != nil {
+		return err
+	}
+	if err := lava.WriteCases(c.Context, w, lava.Cases(r)); err != nil {
+		return err
+	}
+	return lava.EncodeResults(w, r.Current)
 }
 
 // errCheckFailed ends a check that found a failure; the output said which.

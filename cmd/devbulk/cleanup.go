@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/devbulk/devbulk/lava"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/vm"
 )
@@ -52,7 +53,12 @@ func cleanupCommand() *cli.Command {
 			for _, d := range dirs {
 				fmt.Fprintf(c.App.Writer, "vm work directory %s: removed\n", d)
 			}
-			if len(done)+len(runs)+len(dirs) == 0 {
+			jobs, err := lava.CleanupWorkDirs()
+			errs = append(errs, err)
+			for _, d := range jobs {
+				fmt.Fprintf(c.App.Writer, "lava run work directory %s (and lava-run's job directory): removed\n", d)
+			}
+			if len(done)+len(runs)+len(dirs)+len(jobs) == 0 {
 				fmt.Fprintln(c.App.Writer, "nothing to clean up")
 			}
 			return errors.Join(errs...)

@@ -48,7 +48,7 @@ func newApp() *cli.App {
 		Usage:   "create thousands of virtual network devices and time every way the kernel tears them down",
 		Version: devbulk.Version(),
 		Commands: []*cli.Command{
-			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(), checkCommand(), plotCommand(),
+			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(), checkCommand(), lavaCommand(), plotCommand(),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(longFlags(err)) },
 		// No command is a usage error: the help goes to stderr.

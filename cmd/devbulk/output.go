@@ -47,10 +47,10 @@ func outputFormat(c *cli.Context, choices ...string) (string, error) {
 }
 
 // progress returns a progress printer for stderr when it is a terminal (or
-// devbulk runs in its VM for a host whose stderr is one) and --quiet is not
-// given, else nil.
+// devbulk runs in its VM for a host whose stderr is one, or in a fleet's
+// job) and --quiet is not given, else nil.
 func progress(c *cli.Context) func(string) {
-	if c.Bool("quiet") || !(isTerminal(2) || vm.WantsProgress()) {
+	if c.Bool("quiet") || !(isTerminal(2) || vm.WantsProgress() || inFleetJob(c)) {
 		return nil
 	}
 	return func(s string) { fmt.Fprintf(os.Stderr, "devbulk: %s\n", s) }
@@ -58,13 +58,13 @@ func progress(c *cli.Context) func(string) {
 
 // counter returns a maker of progress bars on stderr, under the same
 // conditions as progress. A bar ends when it reaches its total. In the VM,
-// whose stderr reaches the host as it is written, a line every 10 s stands
-// in for the bar.
+// whose stderr reaches the host as it is written, and in a fleet's job, a
+// line every 10 s stands in for the bar.
 func counter(c *cli.Context) func(label string, total int) func(done int) {
 	switch {
 	case c.Bool("quiet"):
 		return nil
-	case vm.WantsProgress():
+	case vm.WantsProgress() || inFleetJob(c):
 		return lineCounter(os.Stderr, 10*time.Second)
 	case !isTerminal(2):
 		return nil
@@ -170,6 +170,11 @@ func writeFile(path string, write func(io.Writer) error) error {
 	}
 	return f.Close()
 }
+
+// inFleetJob reports whether devbulk reports to a fleet (check --format
+// lava): its console is a terminal that a log keeps line by line, where
+// bars would be redrawn into hundreds of lines.
+func inFleetJob(c *cli.Context) bool { return c.String("format") == "lava" }
 
 // lineCounter makes counters that print "label: done/total" at most once
 // per every, and at the end.

@@ -1,0 +1,222 @@
+package lava
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/check"
+)
+
+// Run is what one LAVA job reported of devbulk's check.
+type Run struct {
+	// Cases are the devbulk test definition's cases, in the order reported.
+	Cases []Case
+	// Job is LAVA's result of the job itself (pass, fail, incomplete),
+	// where the output has it (a lava-run log does).
+	Job string
+	// Results is the results document the guest printed; nil in a LAVA
+	// server's export, which keeps only cases.
+	Results *check.Results
+	// Damaged says why a log's results document could not be read (a
+	// console line cut short or mixed with kernel messages): Document then
+	// reads the cases, as for an export.
+	Damaged string
+}
+
+// ErrNotLAVA marks input that holds no devbulk cases: not LAVA's output,
+// or a job that did not run devbulk's test definition.
+var ErrNotLAVA = errors.New("no devbulk test cases")
+
+// definitionSuite is the name LAVA gives the cases of devbulk's test
+// definition: its position in the job, "_", Definition.
+var definitionSuite = regexp.MustCompile(`^[0-9]+_` + Definition + `$`)
+
+// Read reads LAVA's output for one job: the log lava-run writes (one YAML
+// flow mapping per line, `- {"dt": ..., "lvl": ..., "msg": ...}`: cases are
+// the "results" lines, the guest's console the "target" lines), or a LAVA
+// server's results export (`lavacli results JOB --yaml`: a YAML list of
+// cases with name, suite, result, measurement and unit).
+func Read(rd io.Reader) (*Run, error) {
+	b, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, err
+	}
+	var run *Run
+	if IsLog(b) {
+		run, err = readLog(b)
+	} else {
+		run, err = readExport(b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(run.Cases) == 0 && run.Results == nil && run.Damaged == "" {
+		return nil, fmt.Errorf("%w (test definition %q): not the output of a job devbulk lava job wrote", ErrNotLAVA, Definition)
+	}
+	return run, nil
+}
+
+// isLog tells a lava-run log by its first line: a flow mapping with
+// "lvl" (a list item in the logs a server keeps).
+func IsLog(b []byte) bool {
+	line, _, _ := bytes.Cut(bytes.TrimLeft(b, " \n"), []byte("\n"))
+	line = bytes.TrimPrefix(line, []byte("- "))
+	return bytes.HasPrefix(line, []byte("{")) && bytes.Contains(line, []byte(`"lvl"`))
+}
+
+// logLine is one event of a lava-run log.
+type logLine struct {
+	Lvl string    `yaml:"lvl"`
+	Msg yaml.Node `yaml:"msg"`
+}
+
+func readLog(b []byte) (*Run, error) {
+	run := &Run{}
+	var results blob
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		text := strings.TrimPrefix(sc.Text(), "- ")
+		if !strings.Contains(text, `"lvl": "results"`) && !strings.Contains(text, blobPrefix) {
+			continue // the other events: parsing them all costs seconds in a long log
+		}
+		var l logLine
+		if err := yaml.Unmarshal([]byte(text), &l); err != nil {
+			continue // a line cut short (a job killed mid-write)
+		}
+		switch l.Lvl {
+		case "target":
+			var s string
+			if l.Msg.Decode(&s) == nil {
+				if err := results.add(s); err != nil {
+					run.Damaged = err.Error()
+				}
+			}
+		case "results":
+			var m map[string]any
+			if l.Msg.Decode(&m) != nil {
+				continue
+			}
+			def, _ := m["definition"].(string)
+			if def == "lava" && m["case"] == "job" {
+				run.Job, _ = m["result"].(string)
+			}
+			if definitionSuite.MatchString(def) {
+				c, err := caseOf(m, "case", "units")
+				if err != nil {
+					return nil, err
+				}
+				run.Cases = append(run.Cases, c)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	var err error
+	if run.Results, err = results.results(); err != nil {
+		run.Damaged = err.Error()
+	}
+	return run, nil
+}
+
+func readExport(b []byte) (*Run, error) {
+	var list []map[string]any
+	if err := yaml.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("%w: neither a lava-run log nor a LAVA results export (%v)", ErrNotLAVA, firstLine(err))
+	}
+	run := &Run{}
+	for _, m := range list {
+		suite, _ := m["suite"].(string)
+		if suite == "lava" && m["name"] == "job" {
+			run.Job, _ = m["result"].(string)
+		}
+		if !definitionSuite.MatchString(suite) {
+			continue
+		}
+		c, err := caseOf(m, "name", "unit")
+		if err != nil {
+			return nil, err
+		}
+		run.Cases = append(run.Cases, c)
+	}
+	return run, nil
+}
+
+// caseOf reads a case from a result map: its name under nameKey, its
+// result, and its measurement (a number or a string: lava-run tags it, a
+// server's export quotes it) with its units under unitKey.
+func caseOf(m map[string]any, nameKey, unitKey string) (Case, error) {
+	c := Case{}
+	c.Name, _ = m[nameKey].(string)
+	c.Result, _ = m["result"].(string)
+	if c.Name == "" || c.Result == "" {
+		return c, fmt.Errorf("a devbulk case without a name or result: %v", m)
+	}
+	if v, ok := m["measurement"]; ok && v != nil {
+		f, err := strconv.ParseFloat(strings.TrimSpace(fmt.Sprint(v)), 64)
+		if err != nil {
+			return c, fmt.Errorf("case %s: measurement %q is not a number", c.Name, fmt.Sprint(v))
+		}
+		c.Measurement = &f
+		c.Units, _ = m[unitKey].(string)
+	}
+	return c, nil
+}
+
+// Document is the run as a check's results document: the one the guest
+// printed, or, from a server's export, one made from the cases: each
+// scenario's headline samples (its SCENARIO.N cases) as the benchmark
+// "Headline/scenario=NAME", its skip or failure from its case. Compare
+// export with export: a document the guest printed has every benchmark.
+func (r *Run) Document() (*check.Results, error) {
+	if r.Results != nil {
+		return r.Results, nil
+	}
+	doc := &check.Results{Meta: check.Meta{Header: devbulk.Header{Tool: "devbulk", Kernel: "unknown (a LAVA results export)"}, Suite: "fleet"}}
+	index := map[string]int{}
+	for _, c := range r.Cases {
+		if c.Name == CheckCase {
+			continue
+		}
+		name := c.Name
+		sample := sampleCase.FindStringSubmatch(c.Name)
+		if sample != nil {
+			name = sample[1]
+		}
+		i, ok := index[name]
+		if !ok {
+			i = len(doc.Scenarios)
+			index[name] = i
+			doc.Scenarios = append(doc.Scenarios, check.Scenario{Name: name})
+		}
+		sc := &doc.Scenarios[i]
+		switch {
+		case sample != nil && c.Measurement != nil:
+			sc.Lines = append(sc.Lines, check.Line{Name: "Headline/scenario=" + name, Iters: 1,
+				Values: []check.Value{{Value: *c.Measurement, Unit: c.Units}}})
+		case c.Result == Skip:
+			sc.Skip = "skipped in the fleet job"
+		case c.Result == Fail && c.Measurement == nil: // with one, it regressed against the job's baseline
+			sc.Error = "failed in the fleet job"
+		}
+	}
+	if len(doc.Scenarios) == 0 {
+		return nil, fmt.Errorf("%w: only the check's own case", ErrNotLAVA)
+	}
+	return doc, nil
+}
+
+func firstLine(err error) string {
+	l, _, _ := strings.Cut(err.Error(), "\n")
+	return l
+}
