@@ -24,10 +24,12 @@ const MaxKernels = 8
 type Matrix struct {
 	Threshold float64 `json:"threshold_pct"`
 	// Rounds is how many times each configuration was booted: round by
-	// round, the configurations in order, then in reverse, and so on; 0 for
-	// runs made elsewhere and read back (MatrixOf).
-	Rounds  int      `json:"rounds"`
-	Columns []Column `json:"kernels"`
+	// round, the configurations in order, then in reverse, and so on.
+	Rounds int `json:"rounds"`
+	// ReadBack marks a matrix of runs made elsewhere and read back
+	// (MatrixOf): fleet jobs, saved checks; Rounds is 0.
+	ReadBack bool     `json:"read_back,omitempty"`
+	Columns  []Column `json:"kernels"`
 }
 
 // Column is one kernel configuration of a matrix.
@@ -113,7 +115,7 @@ func MatrixOf(thresholdPct float64, results ...*Results) (*Matrix, error) {
 	if len(results) < 2 || len(results) > MaxKernels {
 		return nil, fmt.Errorf("a matrix compares 2 to %d kernel configurations, got %d", MaxKernels, len(results))
 	}
-	m := &Matrix{Threshold: thresholdPct}
+	m := &Matrix{Threshold: thresholdPct, ReadBack: true}
 	m.addColumns(results)
 	return m, nil
 }
@@ -262,8 +264,8 @@ func letter(i int) string { return string(rune('A' + i)) }
 // its interval, the others' medians and their change against the first
 // with its 95% interval, and a mark where significant beyond the threshold.
 func (m *Matrix) WriteTable(w io.Writer) error {
-	how := devbulk.Plural(m.Rounds, "boot") + " each, the order alternating"
-	if m.Rounds == 0 {
+	how := devbulk.Plural(max(1, m.Rounds), "boot") + " each, the order alternating"
+	if m.ReadBack {
 		how = "runs made elsewhere (fleet jobs, saved checks), read back"
 	}
 	fmt.Fprintf(w, "devbulk check: %d kernel configurations, each against A; %s; threshold %g%%\n", len(m.Columns), how, m.Threshold)

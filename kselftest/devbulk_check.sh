@@ -30,7 +30,9 @@ skip() {
 command -v "$DEVBULK" >/dev/null 2>&1 || skip "devbulk not found (set DEVBULK)"
 [ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN)"
 
-set -- --format ktap --quiet "$@"
+# --here: the kernel under test is this one; the suite's vm scenarios run
+# on it too, not in a VM of devbulk's own.
+set -- --format ktap --quiet --here "$@"
 [ -n "$DEVBULK_SUITE" ] && set -- "$@" --suite "$DEVBULK_SUITE"
 [ -n "$DEVBULK_BASELINE" ] && set -- "$@" --baseline "$DEVBULK_BASELINE"
 [ -n "$DEVBULK_THRESHOLD" ] && set -- "$@" --threshold "$DEVBULK_THRESHOLD"

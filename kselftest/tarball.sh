@@ -48,9 +48,13 @@ install=$work/kselftest_install
 if [ -n "$tree" ]; then
 	st=$tree/tools/testing/selftests
 	[ -f "$st/lib.mk" ] || { echo "$0: -k $tree: no tools/testing/selftests/lib.mk" >&2; exit 2; }
-	[ -e "$st/devbulk" ] && { echo "$0: $st/devbulk exists: not replacing it" >&2; exit 2; }
-	trap 'rm -rf "$work" "$st/devbulk"' EXIT
+	if [ -e "$st/devbulk" ] || [ -L "$st/devbulk" ]; then
+		echo "$0: $st/devbulk exists: not replacing it" >&2
+		exit 2
+	fi
 	mkdir "$st/devbulk"
+	# Made here, so removed here: only after mkdir succeeded.
+	trap 'rm -rf "$work" "$st/devbulk"' EXIT
 	cp "$here/Makefile" "$here/devbulk_check.sh" "$here/config" "$here/settings" "$st/devbulk/"
 	cp "$bin" "$st/devbulk/devbulk"
 	make -s -C "$st" TARGETS=devbulk INSTALL_PATH="$install" install >&2

@@ -15,8 +15,6 @@ import (
 // ArtifactOptions say what goes into the ramdisk.
 type ArtifactOptions struct {
 	Kernel *vm.Kernel
-	// Devbulk is the devbulk binary for the guest (default: this one).
-	Devbulk string
 	// Modules are the kernel modules the suite may need (with their
 	// dependencies); the guest's devbulk loads them on demand.
 	Modules []string
@@ -51,17 +49,15 @@ func Artifacts(dir string, o ArtifactOptions) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("artifacts directory %s: %w", dir, notDir(err))
 	}
-	if o.Devbulk == "" {
-		var err error
-		if o.Devbulk, err = os.Executable(); err != nil {
-			return err
-		}
+	self, err := os.Executable() // the guest's devbulk is this one
+	if err != nil {
+		return err
 	}
 	files := map[string][]byte{GuestSuite: o.Suite}
 	if o.Baseline != nil {
 		files[GuestBase] = o.Baseline
 	}
-	r := vm.Initramfs{Devbulk: o.Devbulk, Shell: []byte(initScript), Kernel: o.Kernel, Modules: o.Modules, Files: files}
+	r := vm.Initramfs{Devbulk: self, Shell: []byte(initScript), Kernel: o.Kernel, Modules: o.Modules, Files: files}
 	kernel, err := os.Open(o.Kernel.Vmlinuz)
 	if err != nil {
 		return fmt.Errorf("kernel image: %w", err)
@@ -124,7 +120,11 @@ func writeBeside(dir, name string, write func(io.Writer) error) (string, error) 
 		os.Remove(f.Name())
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
-	return f.Name(), os.Chmod(f.Name(), 0o644)
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 func notDir(err error) error {

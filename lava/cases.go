@@ -15,11 +15,11 @@ import (
 
 // Case is one LAVA test case.
 type Case struct {
-	Name   string `json:"name"`
-	Result string `json:"result"` // pass, fail or skip
+	Name   string
+	Result string // pass, fail or skip
 	// Measurement and Units are the case's figure, when it has one.
-	Measurement *float64 `json:"measurement,omitempty"`
-	Units       string   `json:"units,omitempty"`
+	Measurement *float64
+	Units       string
 }
 
 // LAVA's results.

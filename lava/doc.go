@@ -12,7 +12,7 @@
 // as a sample case, the check as a whole as one more, and the whole results
 // document on the console (EncodeResults).
 //
-// The reading side: ReadLog reads the log lava-run writes and the results
+// The reading side: Read reads the log lava-run writes and the results
 // export of a LAVA server (lavacli results JOB --yaml) into a check's
 // results document, so that a fleet's run prints as any saved run, becomes
 // a baseline, and several make a kernel matrix.

@@ -38,10 +38,19 @@ func TestReadLog(t *testing.T) {
 	if err != nil || doc != run.Results {
 		t.Errorf("Document of a log is the guest's: %v", err)
 	}
+	if run.Finished != Pass || run.Damaged != "" {
+		t.Errorf("the definition's run: %q, damaged %q", run.Finished, run.Damaged)
+	}
+	// A warning before the first event does not hide the log.
+	b, _ := os.ReadFile("testdata/lava-run.log")
+	if !IsLog(append([]byte("/usr/lib/python3/dist-packages/x.py:1: DeprecationWarning: y\n"), b...)) {
+		t.Error("a log with a warning first is not a log")
+	}
 }
 
 // A server's export (testdata/lavacli-results.yaml) has only cases: the
-// document made of them has each scenario's samples as one benchmark.
+// document made of them has each scenario's samples as one benchmark, and
+// its verdict.
 func TestReadExport(t *testing.T) {
 	run := readFile(t, "testdata/lavacli-results.yaml")
 	if run.Results != nil || run.Job != Pass || run.CheckResult() != Fail {
@@ -54,8 +63,10 @@ func TestReadExport(t *testing.T) {
 	if len(doc.Scenarios) != 3 {
 		t.Fatalf("%d scenarios, want 3", len(doc.Scenarios))
 	}
+	// The job ran against a baseline ten times as fast: every scenario
+	// failed there, and says so here.
 	for _, sc := range doc.Scenarios {
-		if len(sc.Lines) != 5 || sc.Lines[0].Name != "Headline/scenario="+sc.Name || sc.Error != "" || sc.Skip != "" {
+		if len(sc.Lines) != 5 || sc.Lines[0].Name != "Headline/scenario="+sc.Name || sc.Error == "" || sc.Skip != "" {
 			t.Errorf("scenario %s: %d lines (%+v), error %q, skip %q", sc.Name, len(sc.Lines), sc.Lines, sc.Error, sc.Skip)
 		}
 	}

@@ -30,7 +30,15 @@ type Run struct {
 	// console line cut short or mixed with kernel messages): Document then
 	// reads the cases, as for an export.
 	Damaged string
+	// Finished is LAVA's result of the devbulk test definition itself:
+	// fail when its run did not finish (devbulk could not run the check,
+	// or crashed); "" where the output does not say.
+	Finished string
 }
+
+// UnknownKernel is the kernel of a document made from a server's export,
+// which does not say.
+const UnknownKernel = "unknown (a LAVA results export)"
 
 // ErrNotLAVA marks input that holds no devbulk cases: not LAVA's output,
 // or a job that did not run devbulk's test definition.
@@ -65,12 +73,17 @@ func Read(rd io.Reader) (*Run, error) {
 	return run, nil
 }
 
-// isLog tells a lava-run log by its first line: a flow mapping with
-// "lvl" (a list item in the logs a server keeps).
+// IsLog tells a lava-run log by its first lines: one of them a flow
+// mapping with "lvl" (a list item in the logs a server keeps; a warning of
+// Python's may come first).
 func IsLog(b []byte) bool {
-	line, _, _ := bytes.Cut(bytes.TrimLeft(b, " \n"), []byte("\n"))
-	line = bytes.TrimPrefix(line, []byte("- "))
-	return bytes.HasPrefix(line, []byte("{")) && bytes.Contains(line, []byte(`"lvl"`))
+	for i, line := range bytes.SplitN(b, []byte("\n"), 21) {
+		line = bytes.TrimPrefix(bytes.TrimSpace(line), []byte("- "))
+		if i < 20 && bytes.HasPrefix(line, []byte("{")) && bytes.Contains(line, []byte(`"lvl"`)) {
+			return true
+		}
+	}
+	return false
 }
 
 // logLine is one event of a lava-run log.
@@ -82,6 +95,7 @@ type logLine struct {
 func readLog(b []byte) (*Run, error) {
 	run := &Run{}
 	var results blob
+	var cut error // the first results line that was not whole
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
@@ -97,8 +111,8 @@ func readLog(b []byte) (*Run, error) {
 		case "target":
 			var s string
 			if l.Msg.Decode(&s) == nil {
-				if err := results.add(s); err != nil {
-					run.Damaged = err.Error()
+				if err := results.add(s); err != nil && cut == nil {
+					cut = err
 				}
 			}
 		case "results":
@@ -107,8 +121,12 @@ func readLog(b []byte) (*Run, error) {
 				continue
 			}
 			def, _ := m["definition"].(string)
-			if def == "lava" && m["case"] == "job" {
+			name, _ := m["case"].(string)
+			switch {
+			case def == "lava" && name == "job":
 				run.Job, _ = m["result"].(string)
+			case def == "lava" && definitionSuite.MatchString(name):
+				run.Finished, _ = m["result"].(string)
 			}
 			if definitionSuite.MatchString(def) {
 				c, err := caseOf(m, "case", "units")
@@ -123,7 +141,10 @@ func readLog(b []byte) (*Run, error) {
 		return nil, err
 	}
 	var err error
-	if run.Results, err = results.results(); err != nil {
+	switch run.Results, err = results.results(); {
+	case err != nil && cut != nil:
+		run.Damaged = cut.Error()
+	case err != nil:
 		run.Damaged = err.Error()
 	}
 	return run, nil
@@ -176,13 +197,15 @@ func caseOf(m map[string]any, nameKey, unitKey string) (Case, error) {
 // Document is the run as a check's results document: the one the guest
 // printed, or, from a server's export, one made from the cases: each
 // scenario's headline samples (its SCENARIO.N cases) as the benchmark
-// "Headline/scenario=NAME", its skip or failure from its case. Compare
-// export with export: a document the guest printed has every benchmark.
+// "Headline/scenario=NAME"; a skipped case is a skip, a failed one an
+// error (an export does not say whether it regressed against the job's
+// baseline or failed outright). Compare export with export: a document the
+// guest printed has every benchmark.
 func (r *Run) Document() (*check.Results, error) {
 	if r.Results != nil {
 		return r.Results, nil
 	}
-	doc := &check.Results{Meta: check.Meta{Header: devbulk.Header{Tool: "devbulk", Kernel: "unknown (a LAVA results export)"}, Suite: "fleet"}}
+	doc := &check.Results{Meta: check.Meta{Header: devbulk.Header{Tool: "devbulk", Kernel: UnknownKernel}, Suite: "fleet"}}
 	index := map[string]int{}
 	for _, c := range r.Cases {
 		if c.Name == CheckCase {
@@ -206,8 +229,8 @@ func (r *Run) Document() (*check.Results, error) {
 				Values: []check.Value{{Value: *c.Measurement, Unit: c.Units}}})
 		case c.Result == Skip:
 			sc.Skip = "skipped in the fleet job"
-		case c.Result == Fail && c.Measurement == nil: // with one, it regressed against the job's baseline
-			sc.Error = "failed in the fleet job"
+		case c.Result == Fail:
+			sc.Error = "failed in the fleet job (a regression against its baseline, or an error)"
 		}
 	}
 	if len(doc.Scenarios) == 0 {

@@ -10,11 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/internal/child"
@@ -24,6 +25,7 @@ import (
 
 // JobFile is a job definition devbulk lava job wrote.
 type JobFile struct {
+	// Path is the job file's.
 	Path string
 	// Kernel is the image the job deploys, when it is a local file
 	// (file://): a probe boot under KVM uses it.
@@ -85,7 +87,9 @@ func ReadJob(path string) (*JobFile, error) {
 // RunOptions tune RunJob.
 type RunOptions struct {
 	// Accel is kvm, tcg, or "" for KVM when a probe boot works.
-	Accel  string
+	Accel string
+	// MemMiB is the device's memory: a device decides it, whatever the
+	// job's context asks.
 	MemMiB int
 	// LogPath keeps lava-run's log there (created, never replaced); ""
 	// keeps it only while the job runs.
@@ -108,8 +112,9 @@ const (
 )
 
 // RunJob runs the job here with lava-run, on a qemu device dictionary
-// devbulk writes (WriteDevice), and reads its log. A job that did not
-// complete is an error with the end of its log.
+// devbulk writes (WriteDevice), and reads its log. A job LAVA did not
+// complete, or whose devbulk definition did not finish, is an error with
+// the log's errors.
 func RunJob(ctx context.Context, j *JobFile, o RunOptions) (*Run, error) {
 	if _, err := os.Stat(lavaRun); err != nil {
 		return nil, ErrNoLAVA
@@ -126,44 +131,34 @@ func RunJob(ctx context.Context, j *JobFile, o RunOptions) (*Run, error) {
 			accel = vm.ProbeAccel(ctx, vm.Config{Kernel: &vm.Kernel{Name: j.Kernel, Vmlinuz: j.Kernel}})
 		}
 	}
-	device := filepath.Join(work, "qemu.yaml")
-	if err := writeFileWith(device, os.O_EXCL, func(w io.Writer) error { return WriteDevice(w, accel, o.MemMiB) }); err != nil {
+	var device bytes.Buffer
+	if err := WriteDevice(&device, accel, o.MemMiB); err != nil {
 		return nil, err
 	}
+	devicePath := filepath.Join(work, "qemu.yaml") // work is this run's own: 0700, new
+	if err := os.WriteFile(devicePath, device.Bytes(), 0o600); err != nil {
+		return nil, err
+	}
+	id, err := claimJobID(work)
+	if err != nil {
+		return nil, err
+	}
+	jobDir := filepath.Join(lavaTmp, id)
+	defer os.RemoveAll(jobDir)
 	logPath := o.LogPath
 	if logPath == "" {
 		logPath = filepath.Join(work, "lava.log")
 	}
-	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close()
-	// lava-run works in /var/lib/lava/dispatcher/tmp/ID, and leaves it
-	// behind when a job fails early: an ID no directory has yet, of this
-	// process's own, keeps concurrent runs apart, and what lava-run left of
-	// this job (and only that) is removed afterwards.
-	id, jobDir := "", ""
-	for k := 0; id == ""; k++ {
-		if k == 100 {
-			return nil, fmt.Errorf("%s holds 100 jobs of process %d: remove them", lavaTmp, os.Getpid())
-		}
-		jobDir = filepath.Join(lavaTmp, strconv.Itoa(os.Getpid()*100+k))
-		if _, err := os.Lstat(jobDir); errors.Is(err, os.ErrNotExist) {
-			id = filepath.Base(jobDir)
-		}
-	}
-	// Said before lava-run starts: a devbulk killed meanwhile leaves it
-	// for devbulk cleanup (CleanupWorkDirs).
-	if err := os.WriteFile(filepath.Join(work, jobIDFile), []byte(id), 0o600); err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(jobDir)
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf("lava-run: job %s on a qemu device (%s, %d MiB); log %s", id, accel, o.MemMiB, logPath))
 	}
 	var out bytes.Buffer
-	cmd := child.Command(ctx, python3, lavaRun, "--device", device, "--job-id", id, "--output-dir", filepath.Join(work, "out"), j.Path)
+	cmd := child.Command(ctx, python3, lavaRun, "--device", devicePath, "--job-id", id, "--output-dir", filepath.Join(work, "out"), j.Path)
 	cmd.Stdout, cmd.Stderr = &out, logFile
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
@@ -178,14 +173,40 @@ func RunJob(ctx context.Context, j *JobFile, o RunOptions) (*Run, error) {
 	switch {
 	case runErr != nil && !errors.As(runErr, &ee):
 		return nil, runErr
-	case err != nil && errors.Is(err, ErrNotLAVA):
-		return nil, fmt.Errorf("lava-run: the job reported no devbulk case (%v)%s", runErr, logTail(b, out.String()))
+	case errors.Is(err, ErrNotLAVA):
+		return nil, fmt.Errorf("lava-run: the job reported no devbulk case%s", logErrors(b, out.String()))
 	case err != nil:
 		return nil, err
 	case run.Job != Pass:
-		return nil, fmt.Errorf("lava-run: the job ended %q%s", run.Job, logTail(b, out.String()))
+		return nil, fmt.Errorf("lava-run: the job ended %q%s", run.Job, logErrors(b, out.String()))
+	case run.Finished == Fail || run.CheckResult() == "":
+		return nil, fmt.Errorf("lava-run: devbulk's test definition did not finish (no %s case, or LAVA marked its run failed)%s", CheckCase, logErrors(b, out.String()))
 	}
 	return run, nil
+}
+
+// jobIDPrefix starts the ids devbulk gives lava-run's jobs: a LAVA
+// server's are numbers, so a worker's jobs never share one.
+const jobIDPrefix = "devbulk-"
+
+// claimJobID picks the id of lava-run's job: devbulk-PID-K, whose
+// directory lava-run makes in lavaTmp; none exists yet, and this process
+// is the only live one of its pid. It is written into the work directory
+// before lava-run starts: a devbulk killed meanwhile leaves it for devbulk
+// cleanup (CleanupWorkDirs).
+func claimJobID(work string) (string, error) {
+	for k := 0; k < 100; k++ {
+		id := fmt.Sprintf("%s%d-%d", jobIDPrefix, os.Getpid(), k)
+		_, err := os.Lstat(filepath.Join(lavaTmp, id))
+		switch {
+		case err == nil:
+			continue // a killed devbulk of the same pid left it: cleanup's
+		case !errors.Is(err, os.ErrNotExist):
+			return "", err
+		}
+		return id, os.WriteFile(filepath.Join(work, jobIDFile), []byte(id), 0o600)
+	}
+	return "", fmt.Errorf("%s holds 100 jobs named for process %d: devbulk cleanup removes them", lavaTmp, os.Getpid())
 }
 
 // The work directory of a run (device dictionary, the log when not kept,
@@ -199,9 +220,9 @@ const (
 // work directories, and the job directories lava-run made for them (and
 // leaves when it is killed too).
 func CleanupWorkDirs() ([]string, error) {
-	// A job id is a devbulk's pid and a count: a running devbulk that got
-	// the pid of a killed one may have reused its id, when the killed one's
-	// lava-run never made its directory. Such an id is left.
+	// A running devbulk that got the pid of a killed one may use the id
+	// the killed one's lava-run never made a directory for: such an id is
+	// left.
 	live := map[string]bool{}
 	for _, dir := range workdir.Live(workDirPattern) {
 		if id, err := jobID(dir); err == nil {
@@ -222,44 +243,46 @@ func CleanupWorkDirs() ([]string, error) {
 	})
 }
 
-// jobID reads the lava-run job id a work directory names.
+// jobID reads the lava-run job id a work directory names: devbulk's form
+// only (claimJobID), never a path.
 func jobID(dir string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, jobIDFile))
 	if err != nil {
 		return "", err
 	}
 	id := strings.TrimSpace(string(b))
-	if id == "" || strings.Trim(id, "0123456789") != "" {
-		return "", fmt.Errorf("%s: job id %q is not a number", dir, id)
+	if !jobIDForm.MatchString(id) {
+		return "", fmt.Errorf("%s: %q is not a job id devbulk gives", dir, id)
 	}
 	return id, nil
 }
 
-// writeFileWith creates path (with extra open flags) and fills it.
-func writeFileWith(path string, flags int, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flags, 0o644)
-	if err != nil {
-		return err
-	}
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+var jobIDForm = regexp.MustCompile(`^` + jobIDPrefix + `[0-9]+-[0-9]+$`)
 
-// logTail is the errors of a log, and lava-run's own output.
-func logTail(log []byte, out string) string {
+// logErrors is the log's error events and lava-run's own output, on one
+// line.
+func logErrors(log []byte, out string) string {
 	var errs []string
 	for _, line := range strings.Split(string(log), "\n") {
-		if strings.Contains(line, `"lvl": "error"`) {
-			errs = append(errs, line)
+		var l logLine
+		if !strings.Contains(line, `"lvl": "error"`) || yaml.Unmarshal([]byte(strings.TrimPrefix(line, "- ")), &l) != nil {
+			continue
+		}
+		var msg string
+		if l.Msg.Decode(&msg) == nil {
+			errs = append(errs, msg)
 		}
 	}
-	if len(errs) > 5 {
-		errs = errs[len(errs)-5:]
+	if len(errs) > 3 {
+		errs = errs[len(errs)-3:]
 	}
-	return "; its errors:\n" + strings.Join(errs, "\n") + "\n" + strings.TrimSpace(out)
+	if o := strings.Join(strings.Fields(out), " "); o != "" {
+		errs = append(errs, "lava-run: "+o)
+	}
+	if len(errs) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(errs, "; ")
 }
 
 // CheckResult is the result of the check as a whole (CheckCase), "" when

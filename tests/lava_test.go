@@ -200,6 +200,11 @@ func TestLAVABadInput(t *testing.T) {
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, nil, 0o644)
 	unwritable := filepath.Join(file, "artifacts")
+	used := filepath.Join(dir, "used") // another job's artifacts
+	os.MkdirAll(used, 0o755)
+	os.WriteFile(filepath.Join(used, "vmlinuz"), []byte("someone's"), 0o644)
+	log := "../lava/testdata/lava-run.log"
+	svg := filepath.Join(dir, "x.svg")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -214,14 +219,26 @@ func TestLAVABadInput(t *testing.T) {
 		{[]string{"lava", "job", "--kernel", "debian", "--artifacts", filepath.Join(dir, "a"), "--url-base", "ftp:x"}, "--url-base"},
 		{[]string{"lava", "job", "--kernel", "debian", "--artifacts", filepath.Join(dir, "a"), "--baseline", notDevbulk}, "--baseline"},
 		{[]string{"check", "--format", "lava", "--vm-kernel", "debian", "--vm-kernel", "debian:6.12"}, "--format lava"},
+		{[]string{"lava", "run", dir}, "is a directory"},
+		{[]string{"lava", "job", "--kernel", "debian", "--artifacts", used}, "already holds vmlinuz"},
+		{[]string{"check", "--results", log, "--svg", svg}, "--svg draws a comparison"},
+		{[]string{"check", "--results", log, "--rounds", "3"}, "--rounds"},
+		{[]string{"check", "--results", log, "--label", "x"}, "--label"},
+		{[]string{"check", "--results", "/dev/zero"}, "larger than 256 MiB"},
+		{[]string{"check", "--results", log, "--results", log, "--baseline", log}, "--baseline"},
 	} {
 		r := run(t, dir, c.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || r.stdout != "" {
 			t.Errorf("devbulk %s: exit %d, stdout %q, stderr %q; want exit 2, one line with %q", strings.Join(c.args, " "), r.code, r.stdout, r.stderr, c.want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
-		t.Error("an artifacts directory was made for bad input")
+	for _, f := range []string{filepath.Join(dir, "a"), svg} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s was made for bad input", f)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(used, "vmlinuz")); string(b) != "someone's" {
+		t.Error("another job's vmlinuz was replaced")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"debug/elf"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,6 +53,14 @@ func (r *Initramfs) Write(w io.Writer) error {
 	}
 	if bb, err := exec.LookPath("busybox"); err == nil {
 		files["/bin/busybox"] = bb
+	}
+	if r.Shell != nil { // the init is busybox's sh, and it runs alone
+		if files["/bin/busybox"] == "" {
+			return errors.New("busybox not found: a fleet ramdisk's init is a busybox shell (apt-get install busybox-static)")
+		}
+		if dyn, err := dynamic(files["/bin/busybox"]); err != nil || dyn {
+			return fmt.Errorf("%s is not a static busybox (%v): a fleet ramdisk needs one (apt-get install busybox-static)", files["/bin/busybox"], err)
+		}
 	}
 	// iproute2's ip, for side-by-side comparisons in the guest. Busybox's ip
 	// applet would shadow it in busybox sh: it lives at /usr/sbin/ip.
@@ -138,17 +147,12 @@ const DevbulkPath = "/usr/bin/devbulk"
 // addProgram adds a program and, if it is dynamically linked, its loader
 // and libraries (as ldd lists them).
 func addProgram(files map[string]string, guestPath, hostPath string) error {
-	f, err := elf.Open(hostPath)
+	dyn, err := dynamic(hostPath)
 	if err != nil {
 		return err
 	}
-	dynamic := false
-	for _, p := range f.Progs {
-		dynamic = dynamic || p.Type == elf.PT_INTERP
-	}
-	f.Close()
 	files[guestPath] = hostPath
-	if !dynamic {
+	if !dyn {
 		return nil
 	}
 	out, err := child.Command(context.Background(), "ldd", hostPath).Output()
@@ -166,6 +170,22 @@ func addProgram(files map[string]string, guestPath, hostPath string) error {
 		}
 	}
 	return nil
+}
+
+// dynamic reports whether an ELF program has an interpreter (a dynamic
+// loader).
+func dynamic(path string) (bool, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // addModules adds the files of the named modules and their dependencies, and

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 
 	"github.com/devbulk/devbulk"
 
@@ -135,14 +136,14 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	if a.base, err = readResults(c, "baseline"); err != nil {
 		return nil, err
 	}
+	if a.rounds, err = intFlag(c, "rounds", 1, 10); err != nil {
+		return nil, err
+	}
 	if paths := c.StringSlice("results"); len(paths) > 0 {
 		return a, a.readSaved(c, paths)
 	}
 	if a.format == "lava" && (c.String("svg") != "" || c.String("save") != "") {
 		return nil, usagef("--format lava reports to LAVA: it goes with neither --svg nor --save")
-	}
-	if a.rounds, err = intFlag(c, "rounds", 1, 10); err != nil {
-		return nil, err
 	}
 	specs := c.StringSlice("vm-kernel")
 	switch {
@@ -223,22 +224,26 @@ func printCheck(c *cli.Context, a *checkArgs, o outcome, runErr error) error {
 // LAVA job's), to print or compare with the baseline; or several runs, a
 // matrix compared with the first.
 func (a *checkArgs) readSaved(c *cli.Context, paths []string) error {
-	if len(c.StringSlice("vm-kernel")) > 0 || c.String("save") != "" || c.Bool("here") || c.String("label") != "" || a.format == "lava" {
-		return usagef("--results prints results already made: it goes with neither --vm-kernel, --save, --here, --label nor --format lava")
+	if len(c.StringSlice("vm-kernel")) > 0 || c.String("save") != "" || c.Bool("here") || c.String("label") != "" || a.format == "lava" || a.rounds > 1 {
+		return usagef("--results prints results already made: it goes with neither --vm-kernel, --save, --here, --label, --rounds nor --format lava")
 	}
 	if len(paths) > check.MaxKernels {
 		return usagef("--results: at most %d runs in a matrix", check.MaxKernels)
 	}
 	var runs []*check.Results
+	var notes []string // said once the arguments are known to be good
 	for _, path := range paths {
 		f, err := os.Open(path)
 		if err != nil {
 			return usage(err)
 		}
-		b, err := io.ReadAll(f)
+		b, err := io.ReadAll(io.LimitReader(f, maxResultsFile+1))
 		f.Close()
 		if err != nil {
 			return usage(err)
+		}
+		if len(b) > maxResultsFile {
+			return usagef("--results %s: larger than %d MiB: not a log or results devbulk reads", path, maxResultsFile>>20)
 		}
 		if m, err := check.ReadMatrix(bytes.NewReader(b)); err == nil {
 			if len(paths) > 1 || a.base != nil {
@@ -252,21 +257,34 @@ func (a *checkArgs) readSaved(c *cli.Context, paths []string) error {
 			return usagef("--results %s: %v", path, err)
 		}
 		if damaged != "" {
-			fmt.Fprintf(c.App.ErrWriter, "devbulk: --results %s: %s; read from its test cases instead (each scenario's headline)\n", path, damaged)
+			notes = append(notes, fmt.Sprintf("--results %s: %s; read from its test cases instead (each scenario's headline)", path, damaged))
+		}
+		if r.Meta.Label == "" && r.Meta.Kernel == lava.UnknownKernel {
+			r.Meta.Label = filepath.Base(path) // an export: its column is its file
 		}
 		runs = append(runs, r)
+	}
+	switch {
+	case len(runs) > 1 && a.base != nil:
+		return usagef("--baseline and several --results: the first run is the reference")
+	case len(runs) == 1 && a.base == nil && c.String("svg") != "":
+		return usagef("--svg draws a comparison: give --baseline FILE or several --results")
+	}
+	for _, n := range notes {
+		fmt.Fprintf(c.App.ErrWriter, "devbulk: %s\n", n)
 	}
 	if len(runs) == 1 {
 		a.saved = runs[0]
 		return nil
 	}
-	if a.base != nil {
-		return usagef("--baseline and several --results: the first run is the reference")
-	}
 	var err error
 	a.matrix, err = check.MatrixOf(a.threshold, runs...)
 	return err
 }
+
+// maxResultsFile bounds what --results reads (a default-suite job's log is
+// ~160 KB; /dev/zero is not a log).
+const maxResultsFile = 256 << 20
 
 // readRun reads one run: a results document (check --save), else LAVA's
 // output for a job; damaged says why a job's log did not give its whole

@@ -98,11 +98,15 @@ func lavaJob(c *cli.Context) error {
 		return usagef("--artifacts %s already holds %s: devbulk does not replace them; give an empty or new directory", c.String("artifacts"), strings.Join(there, " and "))
 	}
 	// Everything is checked: the directory is the first thing written.
-	if err := writableDir(dir); err != nil {
+	made, err := writableDir(dir)
+	if err != nil {
 		return usagef("--artifacts %s: %v", c.String("artifacts"), err)
 	}
 	err = lava.Artifacts(dir, lava.ArtifactOptions{Kernel: k, Modules: netnsbench.GuestModules(), Suite: suiteJSON, Baseline: baseline})
 	if err != nil {
+		if made {
+			os.Remove(dir) // only while empty: what devbulk made, and nothing else
+		}
 		return err
 	}
 	if !c.Bool("quiet") {
@@ -111,19 +115,25 @@ func lavaJob(c *cli.Context) error {
 	return lava.Job(c.App.Writer, lava.JobOptions{Kernel: k, URL: base, Suite: suite.Name, Baseline: baseline != nil, ThresholdPct: threshold, MemMiB: mem})
 }
 
-// writableDir makes dir if it is missing and checks that a file can be
-// made in it (root passes every permission check: only trying tells a
-// read-only mount, or a path through a file).
-func writableDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return cleanPathError(err)
+// writableDir makes dir if it is missing (made says so; not its parents) and checks that a
+// file can be made in it (root passes every permission check: only trying
+// tells a read-only mount, or a path through a file).
+func writableDir(dir string) (made bool, err error) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.Mkdir(dir, 0o755); err != nil { // its parent must be there
+			return false, cleanPathError(err)
+		}
+		made = true
 	}
 	f, err := os.CreateTemp(dir, ".devbulk-probe-*")
 	if err != nil {
-		return cleanPathError(err)
+		if made {
+			os.Remove(dir)
+		}
+		return false, cleanPathError(err)
 	}
 	f.Close()
-	return os.Remove(f.Name())
+	return made, os.Remove(f.Name())
 }
 
 // cleanPathError is a path error's cause: the flag already names the path.
@@ -166,10 +176,8 @@ func lavaRun(c *cli.Context) error {
 		return usagef("--accel %q: valid are kvm and tcg", c.String("accel"))
 	}
 	job, err := lava.ReadJob(c.Args().First())
-	if errors.Is(err, lava.ErrNotDevbulk) || errors.Is(err, os.ErrNotExist) {
+	if err != nil { // not devbulk's, or not a file to read: bad input
 		return usage(err)
-	} else if err != nil {
-		return err
 	}
 	logPath := c.String("log")
 	if logPath != "" {
