@@ -46,12 +46,12 @@ const maxPernetOps = 4096
 func PernetHandlers() ([]string, error) {
 	ks, err := os.Open("/proc/kallsyms")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	defer ks.Close()
 	syms, err := readKallsyms(ks)
 	if err != nil {
-		return nil, fmt.Errorf("%w: /proc/kallsyms: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: /proc/kallsyms: %w", ErrUnavailable, err)
 	}
 	head, ok := syms.data["pernet_list"]
 	if !ok || head == 0 {
@@ -59,12 +59,12 @@ func PernetHandlers() ([]string, error) {
 	}
 	core, err := openKcore()
 	if err != nil {
-		return nil, fmt.Errorf("%w: /proc/kcore: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: /proc/kcore: %w", ErrUnavailable, err)
 	}
 	defer core.Close()
 	ptrs, err := pernetPointers(core, head)
 	if err != nil {
-		return nil, fmt.Errorf("%w: walking pernet_list: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: walking pernet_list: %w", ErrUnavailable, err)
 	}
 	out := syms.handlerNames(ptrs)
 	if len(out) == 0 {

@@ -112,7 +112,7 @@ func New(s Set, bufKiB int) (*Profiler, error) {
 	}
 	avail, err := tracefs.Read("available_filter_functions")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	have := map[string]bool{}
 	for _, line := range strings.Split(avail, "\n") {

@@ -85,7 +85,7 @@ func probe(fn string) error {
 	}
 	def := fmt.Sprintf("p:%s/%s %s\n", group, fn, fn)
 	if err := tracefs.Append("kprobe_events", def); err != nil {
-		return fmt.Errorf("%w: kprobe on %s: %v", ErrUnavailable, fn, err)
+		return fmt.Errorf("%w: kprobe on %s: %w", ErrUnavailable, fn, err)
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func OpenNetns(arg string) (netns.NsHandle, uint64, error) {
 		if !strings.Contains(arg, "/") && errors.Is(err, unix.ENOENT) {
 			return netns.None(), 0, fmt.Errorf("%w: netns %q not found under %s (create it with `ip netns add %s`)", ErrBadNetns, arg, NetnsDir, arg)
 		}
-		return netns.None(), 0, fmt.Errorf("%w: --netns %s: %v", ErrBadNetns, arg, err)
+		return netns.None(), 0, fmt.Errorf("%w: --netns %s: %w", ErrBadNetns, arg, err)
 	}
 	if !current {
 		var self unix.Stat_t

@@ -60,12 +60,12 @@ func Parse(name string, b []byte) (*Record, error) {
 	if err := decodeStrict(b, r); err != nil {
 		legacy, lerr := parseLegacy(b)
 		if lerr != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, name, err)
 		}
 		r = legacy
 	}
 	if err := r.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, name, err)
 	}
 	if name != r.FileName() {
 		return nil, fmt.Errorf("%w: %s holds the record of group %d, which belongs in %s", ErrMalformed, name, r.Group, r.FileName())

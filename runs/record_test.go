@@ -182,3 +182,13 @@ func TestLegacyRecordsAreRead(t *testing.T) {
 		t.Fatalf("Parse = %+v, %v", r, err)
 	}
 }
+
+// A malformed record's error is ErrMalformed and still its cause: callers
+// reach both with errors.Is and errors.As.
+func TestMalformedKeepsItsCause(t *testing.T) {
+	_, err := Parse("1234abcd.json", []byte(`{"group": "not a number"}`))
+	var typeErr *json.UnmarshalTypeError
+	if !errors.Is(err, ErrMalformed) || !errors.As(err, &typeErr) {
+		t.Errorf("Parse: %v: want ErrMalformed wrapping a *json.UnmarshalTypeError", err)
+	}
+}
