@@ -105,7 +105,7 @@ func (s *Set) dependentsAway(t Target) ([]dependent, error) {
 		return nil, nil
 	}
 	idx := indexes(s.all())
-	if s.Kind != nil && s.Kind.Name == "veth" {
+	if s.Kind != nil && s.Kind.Peers {
 		for peer := range peerIndexes(s.all()) {
 			idx[peer] = true
 		}

@@ -89,7 +89,7 @@ func (s *Set) ours(mine, all []nlbatch.Link) map[int32]bool {
 }
 
 func (s *Set) peers(mine, all []nlbatch.Link) []nlbatch.Link {
-	if s.Kind == nil || s.Kind.Name != "veth" {
+	if s.Kind == nil || !s.Kind.Peers {
 		return nil
 	}
 	want := peerIndexes(mine)

@@ -40,6 +40,9 @@ type Kind struct {
 	// VNIs reports links told apart by a VNI (Options.VNIBase), which must
 	// be free in the namespace (FreeVNIs).
 	VNIs bool
+	// Peers reports links that come in pairs (veth): each link's peer,
+	// its IFLA_LINK, is made and deleted with it.
+	Peers bool
 
 	// check validates the kind's own options.
 	check func(o Options) error
