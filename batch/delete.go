@@ -12,6 +12,7 @@ import (
 
 	"github.com/vishvananda/netns"
 
+	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -26,6 +27,16 @@ type Target struct {
 	// Dedicated is set when the namespace is devbulk's own, made for this
 	// set (the netns strategy releases it).
 	Dedicated *Namespace
+}
+
+// UnloadedKind is the kind whose module the module strategy unloads: the
+// run's own kind, or with unloadLower (DeleteOptions.UnloadLower) the kind
+// of its lower devices.
+func UnloadedKind(kind, lower *devices.Kind, unloadLower bool) *devices.Kind {
+	if unloadLower {
+		return lower
+	}
+	return kind
 }
 
 // DeleteOptions tune Delete.
@@ -82,10 +93,8 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	mod := s.Kind
 	switch d {
 	case DeleteModule:
-		if o.UnloadLower {
-			if mod = s.LowerKind; mod == nil || len(s.Lowers) == 0 {
-				return p, fmt.Errorf("unloading the lower devices' module: devbulk created no lower devices")
-			}
+		if mod = UnloadedKind(s.Kind, s.LowerKind, o.UnloadLower); o.UnloadLower && (mod == nil || len(s.Lowers) == 0) {
+			return p, fmt.Errorf("unloading the lower devices' module: devbulk created no lower devices")
 		}
 		p.Module = mod.Module
 		if err := ModuleLoaded(mod); err != nil {

@@ -217,10 +217,7 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
 	if d == batch.DeleteModule {
 		// Whatever happens below, leave the module loaded as it was.
-		unloaded := o.Kind
-		if o.UnloadLower {
-			unloaded = o.Lower
-		}
+		unloaded := batch.UnloadedKind(o.Kind, o.Lower, o.UnloadLower)
 		defer func() {
 			if batch.ModuleLoaded(unloaded) != nil {
 				err = errors.Join(err, batch.ReloadModule(unloaded))

@@ -43,11 +43,7 @@ func (o *Options) Resolve() error {
 	}
 	for _, d := range o.Deletes {
 		if d == batch.DeleteModule {
-			unloaded := o.Kind
-			if o.UnloadLower {
-				unloaded = o.Lower
-			}
-			return batch.ModuleLoaded(unloaded)
+			return batch.ModuleLoaded(batch.UnloadedKind(o.Kind, o.Lower, o.UnloadLower))
 		}
 	}
 	return nil
