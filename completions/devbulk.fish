@@ -130,7 +130,7 @@ complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l label -r -d 'na
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l threshold -r -d 'smallest slowdown of a median that fails the check (0%..1000%); two checks of one kernel on the development machine differed by up to 14% with p < 0.05: measure yours'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l vm-kernel -r -d 'run the suite in the VM on the kernel configuration `SPEC`, \'K [ARGS]\': K is debian (debian:6.1), debian:6.12, debian:6.1-rt, debian:6.12-rt, a Debian package (linux-image-...) or PATH[:MODULES_DIR]; ARGS go on its command line (\'debian:6.1 rcu_nocbs=all\'); 2 to 8 times: compare each with the first'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l rounds -r -d 'with several --vm-kernel: boot each kernel `R` times (1..10), the order alternating round by round, each boot running every scenario ceil(repeat/R) times'
-complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l format -r -d 'output: table, json, ktap, benchstat, or lava (in a LAVA job\'s test shell: the table, a test case per scenario and sample, and the results document for check --results)'
+complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l format -r -d 'output: table, json, ktap, benchstat, lava'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l svg -r -d 'also draw the result as an SVG chart in `FILE` (see devbulk plot)'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l quiet -s q -d 'no progress on stderr'
 complete -c devbulk -n '__fish_seen_subcommand_from lava' -f -l help -s h -d 'show help'

@@ -59,13 +59,12 @@ func Cases(r *check.Report) []Case {
 			c.Result = Fail
 		}
 		h := s.Headline()
-		if h != nil {
-			c.Measurement, c.Units = &h.Cur.Median, h.Unit
-		}
-		out = append(out, c)
 		if h == nil {
+			out = append(out, c)
 			continue
 		}
+		c.Measurement, c.Units = &h.Cur.Median, h.Unit
+		out = append(out, c)
 		for j, v := range h.Cur.Values {
 			out = append(out, Case{Name: fmt.Sprintf("%s.%d", s.Name, j+1), Result: Pass, Measurement: &v, Units: h.Unit})
 		}
@@ -85,19 +84,18 @@ func Cases(r *check.Report) []Case {
 // elsewhere as lines "NAME RESULT [MEASUREMENT UNITS]" on w, the form
 // Linaro's test definitions turn into cases.
 func WriteCases(ctx context.Context, w io.Writer, cases []Case) error {
-	ltc, err := exec.LookPath("lava-test-case")
+	ltc, lookErr := exec.LookPath("lava-test-case")
 	for _, c := range cases {
 		args := []string{c.Name, "--result", c.Result}
+		line := c.Name + " " + c.Result
 		if c.Measurement != nil {
-			args = append(args, "--measurement", formatMeasurement(*c.Measurement), "--units", c.Units)
+			m := formatMeasurement(*c.Measurement)
+			args = append(args, "--measurement", m, "--units", c.Units)
+			line += " " + m + " " + c.Units
 		}
-		if err != nil {
-			line := c.Name + " " + c.Result
-			if c.Measurement != nil {
-				line += " " + args[4] + " " + c.Units
-			}
-			if _, werr := fmt.Fprintln(w, line); werr != nil {
-				return werr
+		if lookErr != nil { // not in a LAVA test shell
+			if _, err := fmt.Fprintln(w, line); err != nil {
+				return err
 			}
 			continue
 		}

@@ -205,6 +205,12 @@ func TestLAVABadInput(t *testing.T) {
 	os.WriteFile(filepath.Join(used, "vmlinuz"), []byte("someone's"), 0o644)
 	log := "../lava/testdata/lava-run.log"
 	svg := filepath.Join(dir, "x.svg")
+	baseline := filepath.Join(dir, "base.json") // a good one: the log's document
+	r := run(t, dir, "check", "--results", log, "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("check --results %s --format json: exit %d: %s", log, r.code, r.stderr)
+	}
+	os.WriteFile(baseline, []byte(r.stdout), 0o644)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -225,7 +231,7 @@ func TestLAVABadInput(t *testing.T) {
 		{[]string{"check", "--results", log, "--rounds", "3"}, "--rounds"},
 		{[]string{"check", "--results", log, "--label", "x"}, "--label"},
 		{[]string{"check", "--results", "/dev/zero"}, "larger than 256 MiB"},
-		{[]string{"check", "--results", log, "--results", log, "--baseline", log}, "--baseline"},
+		{[]string{"check", "--results", log, "--results", log, "--baseline", baseline}, "--baseline and several --results"},
 	} {
 		r := run(t, dir, c.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || r.stdout != "" {

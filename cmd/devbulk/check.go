@@ -31,6 +31,8 @@ func checkCommand() *cli.Command {
 			"Mann-Whitney U test (benchstat's): a regression is slower with p < 0.05 and by more than --threshold.\n" +
 			"--vm-kernel A --vm-kernel B [...] (up to 8) runs the whole suite in the VM on each kernel configuration, one boot\n" +
 			"each, and compares each with A in one table, a column per configuration.\n" +
+			"--format lava is for a LAVA job's test shell (devbulk lava job): the table, a test case per scenario and sample, and\n" +
+			"the results document, which check --results reads back from the job's log.\n" +
 			"Exit codes as kselftest: 0 pass, 1 a scenario failed or regressed, 4 nothing could run; 2 bad input.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` (JSON; default: devbulk's own)"},
@@ -49,9 +51,7 @@ func checkCommand() *cli.Command {
 				"('debian:6.1 rcu_nocbs=all'); 2 to 8 times: compare each with the first"},
 			&cli.StringFlag{Name: "rounds", Value: "1", Usage: "with several --vm-kernel: boot each kernel `R` times (1..10), the order " +
 				"alternating round by round, each boot running every scenario ceil(repeat/R) times"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output: table, json, ktap, benchstat, or lava (in a LAVA job's test shell: " +
-				"the table, a test case per scenario and sample, and the results document for check --results)"},
-			svgFlag, quietFlag,
+			formatFlag(checkFormats...), svgFlag, quietFlag,
 		},
 		Action: runCheck,
 	}
@@ -124,14 +124,8 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	if a.threshold, err = check.ParseThreshold(c.String("threshold")); err != nil {
 		return nil, usage(err)
 	}
-	src := check.DefaultSuite()
-	if path := c.String("suite"); path != "" {
-		if src, err = os.ReadFile(path); err != nil {
-			return nil, usage(err)
-		}
-	}
-	if a.suite, err = check.ParseSuite(bytes.NewReader(src)); err != nil {
-		return nil, usage(err)
+	if _, a.suite, err = readSuite(c); err != nil {
+		return nil, err
 	}
 	if a.base, err = readResults(c, "baseline"); err != nil {
 		return nil, err
@@ -217,6 +211,23 @@ func printCheck(c *cli.Context, a *checkArgs, o outcome, runErr error) error {
 		fmt.Fprintf(os.Stderr, "devbulk: %v\n", err) // the check's own outcome decides the exit code
 	}
 	return status
+}
+
+// readSuite reads the suite --suite names, else devbulk's own: its
+// document as written, and parsed (a usage error when it is not a suite).
+func readSuite(c *cli.Context) ([]byte, *check.Suite, error) {
+	src := check.DefaultSuite()
+	if path := c.String("suite"); path != "" {
+		var err error
+		if src, err = os.ReadFile(path); err != nil {
+			return nil, nil, usage(err)
+		}
+	}
+	s, err := check.ParseSuite(bytes.NewReader(src))
+	if err != nil {
+		return nil, nil, usage(err)
+	}
+	return src, s, nil
 }
 
 // readSaved reads what --results names instead of running the suite: one

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -59,36 +59,31 @@ func lavaJob(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	suiteJSON := check.DefaultSuite()
-	if path := c.String("suite"); path != "" {
-		if suiteJSON, err = os.ReadFile(path); err != nil {
-			return usage(err)
-		}
-	}
-	suite, err := check.ParseSuite(bytes.NewReader(suiteJSON))
+	suiteJSON, suite, err := readSuite(c)
 	if err != nil {
-		return usage(err)
+		return err
+	}
+	base, err := readResults(c, "baseline")
+	if err != nil {
+		return err
 	}
 	var baseline []byte
-	if path := c.String("baseline"); path != "" {
-		if baseline, err = os.ReadFile(path); err != nil {
-			return usage(err)
-		}
-		if _, err := check.ReadResults(bytes.NewReader(baseline)); err != nil {
-			return usagef("--baseline %s: %v", path, err)
+	if base != nil {
+		if baseline, err = json.Marshal(base); err != nil {
+			return err
 		}
 	}
 	dir, err := filepath.Abs(c.String("artifacts"))
 	if err != nil {
 		return usage(err)
 	}
-	base := "file://" + dir
+	at := "file://" + dir
 	if u := c.String("url-base"); u != "" {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "https" && p.Scheme != "http" && p.Scheme != "file") || p.Path == "" && p.Host == "" {
 			return usagef("--url-base %q: want https://HOST/PATH (or http://, file://) where the fleet serves the artifacts", u)
 		}
-		base = u
+		at = u
 	}
 	k, err := findKernel(c.String("kernel"))
 	if err != nil {
@@ -112,7 +107,7 @@ func lavaJob(c *cli.Context) error {
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "devbulk: wrote %s and %s in %s for %s\n", lava.KernelFile, lava.RamdiskFile, dir, k.Describe())
 	}
-	return lava.Job(c.App.Writer, lava.JobOptions{Kernel: k, URL: base, Suite: suite.Name, Baseline: baseline != nil, ThresholdPct: threshold, MemMiB: mem})
+	return lava.Job(c.App.Writer, lava.JobOptions{Kernel: k, URL: at, Suite: suite.Name, Baseline: baseline != nil, ThresholdPct: threshold, MemMiB: mem})
 }
 
 // writableDir makes dir if it is missing (made says so; not its parents) and checks that a
