@@ -14,7 +14,8 @@ import (
 	"github.com/devbulk/devbulk/check"
 )
 
-// fleetSuite is small enough for a LAVA job under TCG (~20 s each): the
+// fleetSuite is small enough for a LAVA job under TCG (9-15 s a job on the
+// development machine, 2026-12-05, docs/fleet.md): the
 // focus kinds' group deletes and a netns churn, five repetitions each (the
 // fewest with which a 10x slowdown is significant: p = 0.008).
 const fleetSuite = `{"name": "fleet-test", "scenarios": [
