@@ -7,7 +7,9 @@
 // (one link, or a dump) and RTM_GETNSID.
 //
 // A Kernel is an nlbatch.Transport: nlbatch.NewConn(k, rcvbuf, sndbuf)
-// gives a Conn that talks to it. As mdlayher/netlink's nltest, it runs in
+// gives a Conn that talks to it. Socket gives further sockets to the same
+// table, each with its own receive queue, safe to use from several
+// goroutines (parallel workers). As mdlayher/netlink's nltest, it runs in
 // the calling goroutine: Send executes the whole datagram before it returns.
 package nlbatchtest
 
@@ -15,6 +17,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -29,6 +32,11 @@ type Link struct {
 	Kind   string
 	Group  uint32
 	Parent int32 // IFLA_LINK; deleting the parent deletes the link
+	// LinkNetnsID, with LinkNetns, is IFLA_LINK_NETNSID: Parent is an
+	// ifindex in the namespace of that id (a macvlan made with `link X
+	// netns B`), and deleting a local link of that ifindex leaves it.
+	LinkNetnsID int32
+	LinkNetns   bool
 }
 
 // Kernel is a fake kernel. The zero value has an unbounded receive queue
@@ -55,7 +63,8 @@ type Kernel struct {
 	After func(typ, flags uint16)
 	// Refuse, when set, makes the link table refuse an RTM_DELLINK of an
 	// ifindex with the errno it returns (0: go ahead); a group delete is
-	// refused whole when any member is, as the kernel does.
+	// refused whole when any member is, as the kernel does. It runs with
+	// the table locked: it must not change it.
 	Refuse func(index int32) unix.Errno
 	// Echo makes the link table answer an RTM_NEWLINK that carries
 	// NLM_F_ECHO with the new link, before the ACK, as kernels that echo
@@ -64,14 +73,29 @@ type Kernel struct {
 	// InterruptDumps flags every dump NLM_F_DUMP_INTR, as a kernel does
 	// whose table keeps changing under each dump.
 	InterruptDumps bool
+	// NSIDs answers RTM_GETNSID: the id this namespace gives the
+	// namespace of an fd (NETNSA_FD); -1 (none) for the others.
+	NSIDs map[uint32]int32
 	// Sends counts the datagrams sent.
 	Sends int
 
-	links   []Link
-	next    int32
+	mu    sync.Mutex // the table and Sends, for sockets used concurrently
+	links []Link
+	next  int32
+	own   Socket // the Kernel's own queue (Send and Recv on the Kernel)
+}
+
+// Socket is one more socket to the kernel's table, with a receive queue
+// of its own (of the kernel's Capacity): an nlbatch.Transport.
+type Socket struct {
+	k       *Kernel
+	mu      sync.Mutex
 	queue   [][]byte
 	overrun bool
 }
+
+// Socket opens another socket to the table.
+func (k *Kernel) Socket() *Socket { return &Socket{k: k} }
 
 // ErrWouldBlock is what a blocking Recv on an empty queue returns: the real
 // socket would wait forever, which a test must never do.
@@ -79,6 +103,12 @@ var ErrWouldBlock = errors.New("nlbatchtest: blocking read on an empty queue")
 
 // Add puts a link in the table (Index 0: the next free one) and returns it.
 func (k *Kernel) Add(l Link) Link {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.add(l)
+}
+
+func (k *Kernel) add(l Link) Link {
 	if l.Index == 0 {
 		k.next++
 		l.Index = k.next
@@ -89,26 +119,49 @@ func (k *Kernel) Add(l Link) Link {
 }
 
 // Remove deletes a link (and the links on it) from the table.
-func (k *Kernel) Remove(index int32) { k.delete(index) }
+func (k *Kernel) Remove(index int32) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.delete(index)
+}
 
 // Links returns the table, in ifindex order of creation.
-func (k *Kernel) Links() []Link { return slices.Clone(k.links) }
+func (k *Kernel) Links() []Link {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.links)
+}
+
+// Send executes every request in datagram b and queues the answers on the
+// Kernel's own socket.
+func (k *Kernel) Send(b []byte) error { return k.own.send(k, b) }
+
+// Recv reads the Kernel's own socket (see Socket.Recv).
+func (k *Kernel) Recv(b []byte, block bool) (int, error) { return k.own.Recv(b, block) }
+
+// Queued is the number of replies waiting on the Kernel's own socket.
+func (k *Kernel) Queued() int { return k.own.Queued() }
 
 // Send executes every request in datagram b and queues the answers.
-func (k *Kernel) Send(b []byte) error {
+func (s *Socket) Send(b []byte) error { return s.send(s.k, b) }
+
+func (s *Socket) send(k *Kernel, b []byte) error {
+	k.mu.Lock()
+	s.k = k // the Kernel's own socket learns it here: the zero Kernel is usable
 	k.Sends++
+	k.mu.Unlock()
 	for len(b) >= unix.NLMSG_HDRLEN {
 		n := int(binary.NativeEndian.Uint32(b[0:4]))
 		if n < unix.NLMSG_HDRLEN || n > len(b) {
 			return unix.EINVAL
 		}
-		k.handle(b[:n])
+		k.handle(s, b[:n])
 		b = b[min(len(b), nlwire.Align4(n)):]
 	}
 	return nil
 }
 
-func (k *Kernel) handle(req []byte) {
+func (k *Kernel) handle(s *Socket, req []byte) {
 	typ := binary.NativeEndian.Uint16(req[4:6])
 	flags := binary.NativeEndian.Uint16(req[6:8])
 	seq := binary.NativeEndian.Uint32(req[8:12])
@@ -118,53 +171,73 @@ func (k *Kernel) handle(req []byte) {
 	if k.Answer != nil {
 		errno, text, replies = k.Answer(seq, req)
 	} else {
+		k.mu.Lock()
 		errno, replies = k.execute(typ, flags, seq, req)
+		k.mu.Unlock()
+		// The hooks run unlocked: After changes the table as another
+		// process would.
 		if k.After != nil {
 			k.After(typ, flags)
 		}
 		if k.LoseAck != nil && k.LoseAck(typ, seq) {
 			if k.LoseOnlyAck {
 				for _, r := range replies {
-					k.push(r)
+					s.push(r)
 				}
 			}
-			k.overrun = true
+			s.mu.Lock()
+			s.overrun = true
+			s.mu.Unlock()
 			return
 		}
 	}
 	for _, r := range replies {
-		k.push(r)
+		s.push(r)
 	}
 	if flags&unix.NLM_F_ACK != 0 || errno != 0 {
-		k.push(Ack(seq, req, errno, text, unix.NLMSG_HDRLEN))
+		s.push(Ack(seq, req, errno, text, unix.NLMSG_HDRLEN))
 	}
 }
 
-func (k *Kernel) push(m []byte) {
-	if k.Capacity > 0 && len(k.queue) >= k.Capacity {
-		k.overrun = true
+func (s *Socket) push(m []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.k.Capacity > 0 && len(s.queue) >= s.k.Capacity {
+		s.overrun = true
 		return
 	}
-	k.queue = append(k.queue, m)
+	s.queue = append(s.queue, m)
 }
 
 // Recv returns the next queued reply; an overrun is reported once first,
 // as ENOBUFS.
-func (k *Kernel) Recv(b []byte, block bool) (int, error) {
-	if k.overrun {
-		k.overrun = false
+func (s *Socket) Recv(b []byte, block bool) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.overrun {
+		s.overrun = false
 		return 0, unix.ENOBUFS
 	}
-	if len(k.queue) == 0 {
+	if len(s.queue) == 0 {
 		if block {
 			return 0, ErrWouldBlock
 		}
 		return 0, unix.EAGAIN
 	}
-	m := k.queue[0]
-	k.queue = k.queue[1:]
+	m := s.queue[0]
+	s.queue = s.queue[1:]
 	return copy(b, m), nil
 }
+
+// Queued is the number of replies waiting to be read.
+func (s *Socket) Queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// Close does nothing.
+func (s *Socket) Close() error { return nil }
 
 // Close does nothing.
 func (k *Kernel) Close() error { return nil }
@@ -177,12 +250,22 @@ type request struct {
 	group  uint32
 	hasGrp bool
 	parent int32
+	nsFD   uint32 // RTM_GETNSID's NETNSA_FD
 }
 
 func parse(req []byte) request {
 	var r request
 	const body = unix.NLMSG_HDRLEN + unix.SizeofIfInfomsg
 	if len(req) < body {
+		return r
+	}
+	if typ := binary.NativeEndian.Uint16(req[4:6]); typ == unix.RTM_GETNSID {
+		// An rtgenmsg padded to 4 bytes, then the NETNSA attributes.
+		nlwire.ForEachAttr(req[unix.NLMSG_HDRLEN+4:], func(typ uint16, v []byte) {
+			if typ == unix.NETNSA_FD && len(v) >= 4 {
+				r.nsFD = binary.NativeEndian.Uint32(v)
+			}
+		})
 		return r
 	}
 	r.index = int32(binary.NativeEndian.Uint32(req[unix.NLMSG_HDRLEN+4:]))
@@ -220,7 +303,7 @@ func (k *Kernel) execute(typ, flags uint16, seq uint32, req []byte) (unix.Errno,
 		if k.find(0, r.name) >= 0 {
 			return unix.EEXIST, nil
 		}
-		l := k.Add(Link{Name: r.name, Kind: r.kind, Group: r.group, Parent: r.parent})
+		l := k.add(Link{Name: r.name, Kind: r.kind, Group: r.group, Parent: r.parent})
 		if k.Echo && flags&unix.NLM_F_ECHO != 0 {
 			return 0, [][]byte{LinkMessage(seq, 0, l)}
 		}
@@ -267,7 +350,11 @@ func (k *Kernel) execute(typ, flags uint16, seq uint32, req []byte) (unix.Errno,
 		}
 		return 0, [][]byte{LinkMessage(seq, 0, k.links[i])}
 	case unix.RTM_GETNSID:
-		id := nl.NewRtAttr(unix.NETNSA_NSID, nl.Uint32Attr(^uint32(0)))
+		nsid, ok := k.NSIDs[r.nsFD]
+		if !ok {
+			nsid = -1
+		}
+		id := nl.NewRtAttr(unix.NETNSA_NSID, nl.Uint32Attr(uint32(nsid)))
 		return 0, [][]byte{Message(unix.RTM_NEWNSID, 0, seq, append(make([]byte, 4), id.Serialize()...))}
 	}
 	return unix.EOPNOTSUPP, nil
@@ -289,7 +376,7 @@ func (k *Kernel) delete(index int32) {
 	k.links = slices.DeleteFunc(k.links, func(l Link) bool { return l.Index == index })
 	var uppers []int32 // not a copy of the table: a delete allocates nothing per link
 	for _, l := range k.links {
-		if l.Parent == index {
+		if l.Parent == index && !l.LinkNetns {
 			uppers = append(uppers, l.Index)
 		}
 	}
@@ -334,6 +421,9 @@ func LinkMessage(seq uint32, flags uint16, l Link) []byte {
 	if l.Parent != 0 {
 		b = append(b, nl.NewRtAttr(unix.IFLA_LINK, nl.Uint32Attr(uint32(l.Parent))).Serialize()...)
 	}
+	if l.LinkNetns {
+		b = append(b, nl.NewRtAttr(unix.IFLA_LINK_NETNSID, nl.Uint32Attr(uint32(l.LinkNetnsID))).Serialize()...)
+	}
 	if l.Kind != "" {
 		li := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
 		li.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated(l.Kind))
@@ -367,6 +457,3 @@ func Message(typ, flags uint16, seq uint32, payload []byte) []byte {
 	binary.NativeEndian.PutUint32(m[8:12], seq)
 	return append(m, payload...)
 }
-
-// Queued is the number of replies waiting to be read.
-func (k *Kernel) Queued() int { return len(k.queue) }
