@@ -2,13 +2,13 @@ package batch
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/nlbatch"
@@ -76,17 +76,6 @@ func FindNetns(ino uint64) (string, bool) {
 // for callers that look several inodes up.
 func Namespaces() map[uint64]string { return namespaces() }
 
-// namedNamespaces lists the namespaces bind-mounted under /run/netns (as
-// `ip netns add` makes them), by path.
-func namedNamespaces() []string {
-	ents, _ := os.ReadDir("/run/netns")
-	var out []string
-	for _, e := range ents {
-		out = append(out, filepath.Join("/run/netns", e.Name()))
-	}
-	return out
-}
-
 // dependent is a device in another named namespace whose lower device
 // (IFLA_LINK with IFLA_LINK_NETNSID) is ifindex on in the namespace
 // scanned for: a macvlan or vlan made with `link X netns B` goes with X.
@@ -99,9 +88,10 @@ type dependent struct {
 // one of the set's recorded devices (or their veth peers here) in t's
 // namespace: candidates, which refuseDependents keeps where they sit on a
 // device that is still the set's. None for a namespace devbulk made for the
-// set, or without t.NS.
+// set, or without a namespace to compare with.
 func (s *Set) dependentsAway(t Target) ([]dependent, error) {
-	if t.Dedicated != nil || t.NS <= 0 {
+	dl := t.dialer()
+	if t.Dedicated != nil || dl == nil {
 		return nil, nil
 	}
 	idx := indexes(s.all())
@@ -110,23 +100,13 @@ func (s *Set) dependentsAway(t Target) ([]dependent, error) {
 			idx[peer] = true
 		}
 	}
-	return dependentsElsewhere(idx, t.NS)
-}
-
-// dependentsElsewhere lists the devices in other named namespaces that sit
-// on one of idx in namespace ours.
-func dependentsElsewhere(idx map[int32]bool, ours netns.NsHandle) ([]dependent, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(ours), &st); err != nil {
+	paths, err := dl.Elsewhere()
+	if err != nil {
 		return nil, err
 	}
 	var out []dependent
-	for _, path := range namedNamespaces() {
-		var pst unix.Stat_t
-		if unix.Stat(path, &pst) != nil || pst.Ino == st.Ino {
-			continue
-		}
-		found, err := dependentsIn(path, int(ours), idx)
+	for _, path := range paths {
+		found, err := dependentsIn(dl, path, idx)
 		if err != nil {
 			return nil, fmt.Errorf("netns %s: %w", path, err)
 		}
@@ -136,14 +116,12 @@ func dependentsElsewhere(idx map[int32]bool, ours netns.NsHandle) ([]dependent, 
 }
 
 // dependentsIn lists the devices of the namespace at path that sit on one of
-// idx in the namespace open as ours.
-func dependentsIn(path string, ours int, idx map[int32]bool) ([]dependent, error) {
-	ns, err := netns.GetFromPath(path)
-	if err != nil {
+// idx in the set's namespace.
+func dependentsIn(dl Dialer, path string, idx map[int32]bool) ([]dependent, error) {
+	c, err := dl.Dial(path, nlbatch.Options{RcvBuf: 1 << 20})
+	if errors.Is(err, ErrNamespaceGone) {
 		return nil, nil // gone meanwhile, or not a namespace
 	}
-	defer ns.Close()
-	c, err := nlbatch.Dial(ns, nlbatch.Options{RcvBuf: 1 << 20})
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +139,7 @@ func dependentsIn(path string, ours int, idx map[int32]bool) ([]dependent, error
 	if len(candidates) == 0 {
 		return nil, nil
 	}
-	id, err := c.NetnsID(ours)
+	id, err := c.NetnsID(dl.Self())
 	if err != nil {
 		return nil, err
 	}

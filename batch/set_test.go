@@ -72,7 +72,7 @@ func TestPercentiles(t *testing.T) {
 // The batch paths are those the package documentation names one batch for
 // all; serial, pipelined and parallel are one batch per device.
 func TestOneBatch(t *testing.T) {
-	for _, d := range DeleteStrategies {
+	for _, d := range DeleteStrategies() {
 		want := d != DeleteSerial && d != DeletePipelined && d != DeleteParallel
 		if d.OneBatch() != want {
 			t.Errorf("%s: OneBatch %v, want %v", d, d.OneBatch(), want)

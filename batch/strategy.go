@@ -1,10 +1,14 @@
 package batch
 
 import (
+	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
 )
 
 // CreateStrategy is how creation requests are sent.
@@ -16,7 +20,8 @@ const (
 	CreatePipelined CreateStrategy = "pipelined"
 )
 
-// DeleteStrategy is a path to tear devices down.
+// DeleteStrategy is a path to tear devices down. Each is implemented in a
+// file of its own (delete_*.go) and registered there.
 type DeleteStrategy string
 
 // The delete strategies (see the package documentation).
@@ -28,12 +33,54 @@ const (
 	DeleteNetns     DeleteStrategy = "netns"
 	DeleteLower     DeleteStrategy = "lower"
 	DeleteModule    DeleteStrategy = "module"
-	DeleteAuto      DeleteStrategy = "auto"
 )
 
-// DeleteStrategies lists every delete strategy.
-var DeleteStrategies = []DeleteStrategy{DeleteSerial, DeletePipelined, DeleteParallel,
-	DeleteGroup, DeleteNetns, DeleteLower, DeleteModule, DeleteAuto}
+// strategy is one way to tear a set down.
+type strategy struct {
+	// order places it in lists shown to users: the one-by-one paths
+	// first, cheapest last.
+	order int
+	// oneBatch: every device goes in one unregister batch of the kernel.
+	oneBatch bool
+	// markFirst: one request deletes the lot, so the record is marked
+	// before the look that answers every check, and the phase starts at
+	// that look (group).
+	markFirst bool
+	// whole: the strategy releases the namespace itself; there are no
+	// devices to look up or settle (netns).
+	whole bool
+	// applies says why the strategy cannot tear down links of kind k
+	// (nil: whatever the kind) in a namespace devbulk made for them
+	// (dedicated) or not; nil when it can.
+	applies func(k *devices.Kind, dedicated bool) error
+	// ready says why it cannot tear set s down in t now, before anything
+	// is touched; nil when it can (also when the field is nil).
+	ready func(t Target, s *Set, o DeleteOptions) error
+	// run deletes d.mine and returns the ifindexes the kernel confirmed
+	// deleted.
+	run func(ctx context.Context, d *deletion) (map[int32]bool, error)
+	// ip is the iproute2 command that does the same; nil where iproute2
+	// has none.
+	ip func(s *Set) IPCommand
+}
+
+var strategies = map[DeleteStrategy]*strategy{}
+
+// register adds a delete strategy; each strategy's file calls it from init.
+func register(name DeleteStrategy, s *strategy) {
+	if strategies[name] != nil {
+		panic("batch: delete strategy registered twice: " + name)
+	}
+	strategies[name] = s
+}
+
+// DeleteStrategies lists every delete strategy: those that send one
+// request per device first, then the kernel's batch paths.
+func DeleteStrategies() []DeleteStrategy {
+	out := slices.Collect(maps.Keys(strategies))
+	slices.SortFunc(out, func(a, b DeleteStrategy) int { return strategies[a].order - strategies[b].order })
+	return out
+}
 
 // ParseCreate parses a creation strategy.
 func ParseCreate(s string) (CreateStrategy, error) {
@@ -46,13 +93,11 @@ func ParseCreate(s string) (CreateStrategy, error) {
 
 // ParseDelete parses a delete strategy.
 func ParseDelete(s string) (DeleteStrategy, error) {
-	for _, d := range DeleteStrategies {
-		if string(d) == s {
-			return d, nil
-		}
+	if strategies[DeleteStrategy(s)] != nil {
+		return DeleteStrategy(s), nil
 	}
 	var names []string
-	for _, d := range DeleteStrategies {
+	for _, d := range DeleteStrategies() {
 		names = append(names, string(d))
 	}
 	return "", fmt.Errorf("unknown delete strategy %q (valid: %s)", s, strings.Join(names, ", "))
@@ -60,26 +105,66 @@ func ParseDelete(s string) (DeleteStrategy, error) {
 
 // OneBatch reports whether d takes the kernel's batch path: every device in
 // one unregister batch (see the package documentation), not one per device.
-func (d DeleteStrategy) OneBatch() bool {
-	switch d {
-	case DeleteGroup, DeleteAuto, DeleteNetns, DeleteLower, DeleteModule:
-		return true
-	}
-	return false
-}
+func (d DeleteStrategy) OneBatch() bool { return d.impl().oneBatch }
 
-// Applies reports whether strategy d can tear down links of kind k, and why
-// not. dedicated says the devices live in a namespace devbulk made for them.
+// Applies reports whether strategy d can tear down links of kind k (nil:
+// whatever the kind), and why not. dedicated says the devices live in a
+// namespace devbulk made for them.
 func (d DeleteStrategy) Applies(k *devices.Kind, dedicated bool) error {
-	switch d {
-	case DeleteLower:
-		if !k.NeedsLower {
-			return fmt.Errorf("%w: delete strategy lower applies to kinds with a lower device (vlan, macvlan), not %s", ErrNotApplicable, k.Name)
-		}
-	case DeleteNetns:
-		if !dedicated {
-			return fmt.Errorf("%w: delete strategy netns needs a namespace devbulk made for the devices (devbulk bench); it would take everything else in the namespace with it", ErrNotApplicable)
-		}
+	if s := d.impl(); s.applies != nil {
+		return s.applies(k, dedicated)
 	}
 	return nil
+}
+
+// Ready reports why Delete would refuse to tear s down in t with strategy
+// d before touching anything (Applies, then what the set and the machine
+// need: lower devices devbulk made, a module it can unload, a namespace to
+// open sockets in), or nil. Delete checks it first; a caller that deletes
+// several sets checks each before deleting any.
+func (d DeleteStrategy) Ready(t Target, s *Set, o DeleteOptions) error {
+	if err := d.Applies(s.Kind, t.Dedicated != nil); err != nil {
+		return err
+	}
+	if r := d.impl().ready; r != nil {
+		return r(t, s, o)
+	}
+	return nil
+}
+
+// IPCommand is an iproute2 command line: ip's arguments and standard input.
+type IPCommand struct {
+	Label string // how a result names it ("ip link del group")
+	Args  []string
+	Stdin string
+}
+
+// IPCommand returns the iproute2 command that deletes s as strategy d
+// does, and false where iproute2 has none (parallel, netns, module).
+func (d DeleteStrategy) IPCommand(s *Set) (IPCommand, bool) {
+	ip := d.impl().ip
+	if ip == nil {
+		return IPCommand{}, false
+	}
+	return ip(s), true
+}
+
+// ipDelEach deletes devs one `ip -batch` line each.
+func ipDelEach(devs []nlbatch.Link) IPCommand {
+	var script strings.Builder
+	for _, l := range devs {
+		fmt.Fprintf(&script, "link del dev %s\n", l.Name)
+	}
+	return IPCommand{Label: "ip -batch link del", Args: []string{"-batch", "-"}, Stdin: script.String()}
+}
+
+// impl is d's implementation; an unknown strategy (one not parsed by
+// ParseDelete) applies to nothing.
+func (d DeleteStrategy) impl() *strategy {
+	if s := strategies[d]; s != nil {
+		return s
+	}
+	return &strategy{applies: func(*devices.Kind, bool) error {
+		return fmt.Errorf("%w: unknown delete strategy %q", ErrNotApplicable, d)
+	}}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/internal/nsthread"
-	"github.com/devbulk/devbulk/nlbatch"
 )
 
 // ipCreate creates links with `ip -batch -` inside ns and measures it.
@@ -32,33 +30,12 @@ func ipCreate(ctx context.Context, ns netns.NsHandle, links []devices.Link) (*ba
 // inside ns, and measures it. It returns a nil phase where iproute2 has no
 // equivalent (parallel, netns, module).
 func ipDelete(ctx context.Context, ns netns.NsHandle, d batch.DeleteStrategy, s *batch.Set) (*batch.Phase, error) {
-	p := &batch.Phase{Name: "delete", Tool: "iproute2", Devices: len(s.Links)}
-	each := func(devs []string) (*batch.Phase, error) {
-		var script strings.Builder
-		for _, n := range devs {
-			fmt.Fprintf(&script, "link del dev %s\n", n)
-		}
-		p.Strategy = "ip -batch link del"
-		return p, runIP(ctx, ns, p, script.String(), "-batch", "-")
+	ip, ok := d.IPCommand(s)
+	if !ok {
+		return nil, nil
 	}
-	switch d {
-	case batch.DeleteSerial, batch.DeletePipelined:
-		return each(names(append(slices.Clone(s.Links), s.Lowers...)))
-	case batch.DeleteLower:
-		return each(names(s.Lowers))
-	case batch.DeleteGroup, batch.DeleteAuto:
-		p.Strategy = "ip link del group"
-		return p, runIP(ctx, ns, p, "", "link", "del", "group", fmt.Sprint(s.Group))
-	}
-	return nil, nil
-}
-
-func names(links []nlbatch.Link) []string {
-	out := make([]string, len(links))
-	for i, l := range links {
-		out[i] = l.Name
-	}
-	return out
+	p := &batch.Phase{Name: "delete", Tool: "iproute2", Strategy: ip.Label, Devices: len(s.Links)}
+	return p, runIP(ctx, ns, p, ip.Stdin, ip.Args...)
 }
 
 // runIP runs ip with args and stdin inside ns, filling p's wall and CPU time

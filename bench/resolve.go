@@ -13,8 +13,13 @@ import (
 // create and delete) and, unless given, the kind of the lower devices. It
 // refuses, with an error that matches devbulk.ErrNotSupported, a kind (or
 // lower kind) this kernel cannot create and a module strategy whose module
-// cannot be unloaded (the lower kind's, with UnloadLower).
+// cannot be unloaded (the lower kind's, with UnloadLower); a delete strategy
+// that does not apply to the kind, with an error that matches
+// batch.ErrNotApplicable.
 func (o *Options) Resolve() error {
+	if err := o.strategiesApply(); err != nil { // before probing: the kinds aside
+		return err
+	}
 	var given []*devices.Kind
 	for _, k := range []*devices.Kind{o.Kind, o.Lower} {
 		if k != nil {
@@ -23,7 +28,7 @@ func (o *Options) Resolve() error {
 	}
 	probe := given
 	if o.Kind == nil { // the default kinds; devices.Probe adds them for a kind that needs a lower device
-		probe = append(probe, devices.Dummy, devices.Ifb)
+		probe = append(probe, devices.LowerKinds()...)
 	}
 	sup, err := devices.Probe(probe...)
 	if err != nil {
@@ -37,6 +42,9 @@ func (o *Options) Resolve() error {
 		if o.Kind = devices.LowerKind(works); o.Kind == nil {
 			return devbulk.NotSupported("neither dummy nor ifb can be created here; pick a kind with --kind (see devbulk kinds)")
 		}
+		if err := o.strategiesApply(); err != nil {
+			return err
+		}
 	}
 	if o.Lower == nil {
 		o.Lower = devices.LowerKind(works)
@@ -44,6 +52,17 @@ func (o *Options) Resolve() error {
 	for _, d := range o.Deletes {
 		if d == batch.DeleteModule {
 			return batch.ModuleLoaded(batch.UnloadedKind(o.Kind, o.Lower, o.UnloadLower))
+		}
+	}
+	return nil
+}
+
+// strategiesApply checks that every delete strategy applies to the kind
+// (nil: whatever it will be) in bench's own namespace.
+func (o *Options) strategiesApply() error {
+	for _, d := range o.Deletes {
+		if err := d.Applies(o.Kind, true); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -61,7 +61,7 @@ complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'cleanup' -d 'remove
 complete -c devbulk -n '__fish_seen_subcommand_from cleanup' -f -l all -d 'also remove the runs devbulk create completed'
 complete -c devbulk -n '__fish_seen_subcommand_from rmmod' -f -l help -s h -d 'show help'
 complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'rmmod' -d 'module unload against one-by-one and batch deletes of the same devices, in one table'
-complete -c devbulk -n '__fish_seen_subcommand_from rmmod' -f -l kind -r -d 'the module\'s kind: dummy or ifb'
+complete -c devbulk -n '__fish_seen_subcommand_from rmmod' -f -l kind -r -d 'the module\'s kind: dummy, ifb'
 complete -c devbulk -n '__fish_seen_subcommand_from rmmod' -f -l count -r -d 'devices of the kind (without --vlans)'
 complete -c devbulk -n '__fish_seen_subcommand_from rmmod' -f -l vlans -r -d 'vlans on one device of the kind, instead'
 complete -c devbulk -n '__fish_seen_subcommand_from rmmod' -f -l repeat -r -d 'cycles per strategy (1..100)'

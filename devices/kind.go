@@ -43,6 +43,11 @@ type Kind struct {
 	// Peers reports links that come in pairs (veth): each link's peer,
 	// its IFLA_LINK, is made and deleted with it.
 	Peers bool
+	// LowerChoice ranks the kinds devbulk makes as lower devices, and as
+	// the default kind of a bench (1: the first choice); 0: never. They
+	// have nothing of their own to configure, and a module parameter that
+	// keeps the module from making devices of its own.
+	LowerChoice int
 
 	// check validates the kind's own options.
 	check func(o Options) error

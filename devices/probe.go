@@ -125,9 +125,9 @@ func probeOne(c *nlbatch.Conn, k *Kind, name string, ok map[string]bool) error {
 }
 
 // LowerKind picks the kind devbulk creates as lower devices, among those
-// known to work (by name): dummy, else ifb.
+// known to work (by name): the first of LowerKinds.
 func LowerKind(works map[string]bool) *Kind {
-	for _, k := range []*Kind{Dummy, Ifb} {
+	for _, k := range LowerKinds() {
 		if works[k.Name] {
 			return k
 		}
@@ -160,4 +160,17 @@ func notSupported(k *Kind, err error) error {
 		return devbulk.NotSupported("module %s loaded but the kind is still unknown; needs %s", k.Module, k.Config)
 	}
 	return devbulk.NotSupported("%w", err)
+}
+
+// LowerKinds lists the kinds devbulk makes as lower devices, first choice
+// first (Kind.LowerChoice).
+func LowerKinds() []*Kind {
+	var out []*Kind
+	for _, k := range All() {
+		if k.LowerChoice > 0 {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Kind) int { return a.LowerChoice - b.LowerChoice })
+	return out
 }

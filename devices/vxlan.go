@@ -1,10 +1,13 @@
 package devices
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/nlbatch"
 )
 
 // vxlanPort is the IANA VXLAN port; links differ by VNI.
@@ -65,4 +68,24 @@ func FreeVNIs(count int, seed uint32, used map[uint32]bool) (uint32, error) {
 		tried += clash - base + 1 // the next base past the last VNI in use
 	}
 	return 0, fmt.Errorf("no %d consecutive free VNIs in this namespace", count)
+}
+
+// A vxlan sits on its IFLA_VXLAN_LINK (the safety checks need it: deleting
+// that device takes the vxlan along) and holds a VNI (free VNIs are picked
+// from those in use).
+func init() {
+	nlbatch.RegisterInfoData(Vxlan.Name, func(l *nlbatch.Link, data []byte) {
+		attrs, err := nl.ParseRouteAttr(data)
+		if err != nil {
+			return
+		}
+		for _, a := range attrs {
+			switch {
+			case a.Attr.Type == unix.IFLA_VXLAN_LINK && len(a.Value) >= 4:
+				l.VxlanLink = int32(binary.NativeEndian.Uint32(a.Value))
+			case a.Attr.Type == unix.IFLA_VXLAN_ID && len(a.Value) >= 4:
+				l.VNI = binary.NativeEndian.Uint32(a.Value)
+			}
+		}
+	})
 }

@@ -1,6 +1,13 @@
 package devices
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/nlbatch"
+)
 
 // FreeVNIs skips every range that holds a VNI in use, and starts where the
 // seed says, so that two runs of one namespace get different VNIs.
@@ -39,5 +46,28 @@ func TestFreeVNIs(t *testing.T) {
 	}
 	if _, err := (Vxlan).Plan(Options{Count: 10, Prefix: "v", VNIBase: maxVNI - 5}); err == nil {
 		t.Error("a plan past the last VNI was accepted")
+	}
+}
+
+// A vxlan's VNI and lower device are read back from its IFLA_INFO_DATA by
+// the parser this package registers with nlbatch.
+func TestVxlanInfoDataParsed(t *testing.T) {
+	links, err := Vxlan.Plan(Options{Count: 1, Prefix: "v", VNIBase: 4242})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := links[0].Message()
+	l, err := nlbatch.ParseLink(msg)
+	if err != nil || l.Kind != "vxlan" || l.VNI != 4242 {
+		t.Fatalf("%+v, %v; want VNI 4242", l, err)
+	}
+	// The same data with IFLA_VXLAN_LINK added.
+	info := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
+	info.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated("vxlan"))
+	data := info.AddRtAttr(nl.IFLA_INFO_DATA, nil)
+	data.AddRtAttr(nl.IFLA_VXLAN_LINK, nl.Uint32Attr(7))
+	msg = append(msg[:unix.NLMSG_HDRLEN+unix.SizeofIfInfomsg:unix.NLMSG_HDRLEN+unix.SizeofIfInfomsg], info.Serialize()...)
+	if l, err = nlbatch.ParseLink(msg); err != nil || l.VxlanLink != 7 {
+		t.Errorf("%+v, %v; want VxlanLink 7", l, err)
 	}
 }

@@ -153,7 +153,7 @@ func (p *Payload) add(word string) error {
 			return fmt.Errorf("payload item %q: %w", word, err)
 		}
 		if k.NeedsLower {
-			return fmt.Errorf("payload item %q: kinds with a lower device are not payloads; use dummy, ifb, veth, bridge, vxlan, ipip, gre or gretap", word)
+			return fmt.Errorf("payload item %q: kinds with a lower device are not payloads; use %s", word, payloadKinds())
 		}
 		c, err := strconv.Atoi(n)
 		if err != nil || c < 1 || c > MaxPayloadDevices {
@@ -182,6 +182,18 @@ func (p *Payload) add(word string) error {
 		return fmt.Errorf("unknown payload item %q (valid: lo-up, sysctl:KEY=VALUE, veth:N, devices:KIND:COUNT, ipvs:N, exec:CMD, router)", word)
 	}
 	return nil
+}
+
+// payloadKinds names the kinds a devices item takes: those without a lower
+// device.
+func payloadKinds() string {
+	var names []string
+	for _, k := range devices.All() {
+		if !k.NeedsLower {
+			names = append(names, k.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func (p *Payload) addKind(k *devices.Kind) {

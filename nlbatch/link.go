@@ -29,11 +29,21 @@ type Link struct {
 	// Master is IFLA_MASTER: the bridge or bond the device is enslaved to.
 	Master int32 `json:",omitempty"`
 	// VxlanLink is a vxlan's IFLA_VXLAN_LINK: the device it sits on, which
-	// takes the vxlan with it when deleted (vxlan has no IFLA_LINK).
-	VxlanLink int32 `json:",omitempty"`
-	// VNI is a vxlan's IFLA_VXLAN_ID.
-	VNI uint32 `json:",omitempty"`
+	// takes the vxlan with it when deleted (vxlan has no IFLA_LINK). VNI is
+	// its IFLA_VXLAN_ID. Both are read from IFLA_INFO_DATA by the parser
+	// package devices registers (RegisterInfoData).
+	VxlanLink int32  `json:",omitempty"`
+	VNI       uint32 `json:",omitempty"`
 }
+
+// infoData reads IFLA_INFO_DATA, whose attributes each kind numbers its
+// own way, by kind name.
+var infoData = map[string]func(l *Link, data []byte){}
+
+// RegisterInfoData makes ParseLink read the IFLA_INFO_DATA of links of
+// kind with parse. It is called from init (package devices does, for the
+// kinds whose data a Link holds), never concurrently with ParseLink.
+func RegisterInfoData(kind string, parse func(l *Link, data []byte)) { infoData[kind] = parse }
 
 // Lowers lists the ifindexes in the same namespace whose deletion deletes
 // or changes l: its IFLA_LINK lower, its master and its vxlan lower device.
@@ -167,15 +177,8 @@ func ParseLink(msg []byte) (Link, error) {
 					data = v
 				}
 			})
-			if l.Kind == "vxlan" {
-				nlwire.ForEachAttr(data, func(typ uint16, v []byte) {
-					switch {
-					case typ == unix.IFLA_VXLAN_LINK && len(v) >= 4:
-						l.VxlanLink = int32(binary.NativeEndian.Uint32(v))
-					case typ == unix.IFLA_VXLAN_ID && len(v) >= 4:
-						l.VNI = binary.NativeEndian.Uint32(v)
-					}
-				})
+			if parse := infoData[l.Kind]; parse != nil && data != nil {
+				parse(&l, data)
 			}
 		}
 	})

@@ -11,7 +11,6 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/devbulk/devbulk/batch"
-	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/owner"
 	"github.com/devbulk/devbulk/nlbatch"
 )
@@ -99,8 +98,8 @@ func (r *DeleteReport) Err() error {
 // (renamed, moved to another group, not deleted), or removed when nothing
 // is left.
 func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions) (*DeleteReport, error) {
-	if o.Strategy == batch.DeleteNetns {
-		return nil, batch.DeleteNetns.Applies(devices.Ifb, false)
+	if err := o.Strategy.Applies(nil, false); err != nil { // whatever the runs found
+		return nil, err
 	}
 	recs, bad, err := s.Load()
 	if err != nil {
@@ -130,17 +129,12 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 		}
 	}
 	for _, r := range mine {
-		k, err := devices.Lookup(r.Kind)
+		set, err := r.Set(nil)
 		if err != nil {
 			return nil, err
 		}
-		if err := o.Strategy.Applies(k, false); err != nil {
+		if err := o.Strategy.Ready(batch.Target{Conn: conn, NS: o.NS}, set, batch.DeleteOptions{}); err != nil {
 			return nil, err
-		}
-		if o.Strategy == batch.DeleteModule {
-			if err := batch.ModuleLoaded(k); err != nil {
-				return nil, err
-			}
 		}
 	}
 	mine, stopped, refusals := s.takeOver(ctx, conn, o, mine)

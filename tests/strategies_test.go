@@ -31,7 +31,6 @@ func TestDeleteStrategies(t *testing.T) {
 		{batch.DeletePipelined, 100, true},
 		{batch.DeleteParallel, 100, true},
 		{batch.DeleteGroup, 1000, true},
-		{batch.DeleteAuto, 1000, false},
 		{batch.DeleteLower, 1000, true},
 		{batch.DeleteNetns, 1000, false},
 		{batch.DeleteModule, 1000, true},

@@ -91,12 +91,12 @@ func benchOptionsOf(c *cli.Context) (bench.Options, error) {
 				return err
 			}
 		}
-		o.Deletes, err = deleteStrategies(c.String("delete"), k, true)
+		o.Deletes, err = deleteStrategies(c.String("delete"))
 		return err
 	}
 	limits := o.Kind
 	if limits == nil {
-		limits = devices.Ifb // the default kinds share their limits
+		limits = devices.LowerKinds()[0] // the default kinds share their limits
 	}
 	if err := check(limits); err != nil {
 		return o, err

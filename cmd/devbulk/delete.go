@@ -74,11 +74,8 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 		return o, err
 	}
 	var err error
-	if o.Strategy, err = batch.ParseDelete(c.String("strategy")); err != nil {
-		return o, usage(err)
-	}
-	if err := o.Strategy.Applies(devices.Ifb, false); o.Strategy == batch.DeleteNetns {
-		return o, usage(err)
+	if o.Strategy, err = parseDelete(c.String("strategy")); err != nil {
+		return o, err
 	}
 	if o.Kind != "" {
 		if _, err := devices.Lookup(o.Kind); err != nil {

@@ -61,20 +61,14 @@ func counts(s string, k *devices.Kind) ([]int, error) {
 	return out, nil
 }
 
-// deleteStrategies parses a comma-separated list of delete strategies and
-// checks that each applies to kind k.
-func deleteStrategies(s string, k *devices.Kind, dedicated bool) ([]batch.DeleteStrategy, error) {
+// deleteStrategies parses a comma-separated list of delete strategies
+// (bench validates them against the kind it runs).
+func deleteStrategies(s string) ([]batch.DeleteStrategy, error) {
 	var out []batch.DeleteStrategy
 	for _, f := range strings.Split(s, ",") {
-		d, err := batch.ParseDelete(strings.TrimSpace(f))
+		d, err := parseDelete(strings.TrimSpace(f))
 		if err != nil {
-			return nil, usage(err)
-		}
-		if err := d.Applies(k, dedicated); err != nil {
-			return nil, usage(err)
-		}
-		if d == batch.DeleteAuto {
-			d = batch.DeleteGroup
+			return nil, err
 		}
 		if slices.Contains(out, d) {
 			return nil, usagef("--delete %s gives %s twice (auto is group)", s, d)
@@ -82,6 +76,19 @@ func deleteStrategies(s string, k *devices.Kind, dedicated bool) ([]batch.Delete
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// parseDelete parses a delete strategy; auto, the command line's default,
+// is group.
+func parseDelete(s string) (batch.DeleteStrategy, error) {
+	if s == "auto" {
+		return batch.DeleteGroup, nil
+	}
+	d, err := batch.ParseDelete(s)
+	if err != nil {
+		return "", usagef("%v, or auto (group)", err)
+	}
+	return d, nil
 }
 
 // deviceOptions parses the kind options shared by bench and create.
@@ -118,10 +125,10 @@ func workers(c *cli.Context, strategies ...batch.DeleteStrategy) (int, error) {
 // flag's usage.
 func strategyList(except ...batch.DeleteStrategy) string {
 	var names []string
-	for _, d := range batch.DeleteStrategies {
+	for _, d := range batch.DeleteStrategies() {
 		if !slices.Contains(except, d) {
 			names = append(names, string(d))
 		}
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(append(names, "auto"), ", ")
 }

@@ -255,17 +255,17 @@ type request struct {
 
 func parse(req []byte) request {
 	var r request
-	const body = unix.NLMSG_HDRLEN + unix.SizeofIfInfomsg
-	if len(req) < body {
-		return r
-	}
-	if typ := binary.NativeEndian.Uint16(req[4:6]); typ == unix.RTM_GETNSID {
+	if typ := binary.NativeEndian.Uint16(req[4:6]); typ == unix.RTM_GETNSID && len(req) >= unix.NLMSG_HDRLEN+4 {
 		// An rtgenmsg padded to 4 bytes, then the NETNSA attributes.
 		nlwire.ForEachAttr(req[unix.NLMSG_HDRLEN+4:], func(typ uint16, v []byte) {
 			if typ == unix.NETNSA_FD && len(v) >= 4 {
 				r.nsFD = binary.NativeEndian.Uint32(v)
 			}
 		})
+		return r
+	}
+	const body = unix.NLMSG_HDRLEN + unix.SizeofIfInfomsg
+	if len(req) < body {
 		return r
 	}
 	r.index = int32(binary.NativeEndian.Uint32(req[unix.NLMSG_HDRLEN+4:]))

@@ -1,8 +1,10 @@
 package batch
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/devbulk/devbulk"
@@ -80,16 +82,47 @@ func listLinks(ns netns.NsHandle) ([]nlbatch.Link, error) {
 	return c.ScanLinks()
 }
 
-// deleteModule unloads the module of kind mod: the kernel unregisters every
-// device of its kinds, in every namespace, in one batch. The scan for
-// devices that are not the set's runs right before the unload, after
-// first, so that the window in which another process could make one is as
-// short as devbulk can make it.
-func deleteModule(s *Set, mod *devices.Kind, mine []nlbatch.Link, ours netns.NsHandle, first func() error, m *meter) (map[int32]bool, error) {
-	if err := first(); err != nil {
+// module unloads the module of the set's kind (or, with
+// DeleteOptions.UnloadLower, of its lower devices): the kernel unregisters
+// every device of its kinds, in every namespace, in one batch.
+func init() {
+	register(DeleteModule, &strategy{
+		order:    7,
+		oneBatch: true,
+		ready: func(_ Target, s *Set, o DeleteOptions) error {
+			mod := UnloadedKind(s.Kind, s.LowerKind, o.UnloadLower)
+			if o.UnloadLower && (mod == nil || len(s.Lowers) == 0) {
+				return fmt.Errorf("%w: unloading the lower devices' module: devbulk created no lower devices", ErrNotApplicable)
+			}
+			return ModuleLoaded(mod)
+		},
+		run: deleteModule,
+	})
+}
+
+// UnloadedKind is the kind whose module the module strategy unloads: the
+// run's own kind, or with unloadLower (DeleteOptions.UnloadLower) the kind
+// of its lower devices.
+func UnloadedKind(kind, lower *devices.Kind, unloadLower bool) *devices.Kind {
+	if unloadLower {
+		return lower
+	}
+	return kind
+}
+
+// deleteModule unloads the module. The scan for devices that are not the
+// set's runs right before the unload, after the record is marked, so that
+// the window in which another process could make one is as short as
+// devbulk can make it. Lower devices of another kind, which the unload
+// leaves, are deleted afterwards (outside the phase) unless
+// DeleteOptions.KeepLowers.
+func deleteModule(ctx context.Context, d *deletion) (map[int32]bool, error) {
+	mod := UnloadedKind(d.s.Kind, d.s.LowerKind, d.o.UnloadLower)
+	d.p.Module = mod.Module
+	if err := d.first(); err != nil {
 		return nil, err
 	}
-	foreign, err := ForeignDevices(mod, s, ours)
+	foreign, err := ForeignDevices(mod, d.s, d.t.NS)
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +133,24 @@ func deleteModule(s *Set, mod *devices.Kind, mine []nlbatch.Link, ours netns.NsH
 	// The phase is the unload, as rmmod times it: the scan of every
 	// namespace above is devbulk's safety (tens to hundreds of ms under
 	// emulation), not the kernel's work.
-	*m = startMeter()
+	d.restart()
 	if err := unloadModule(mod); err != nil {
 		return nil, err
 	}
-	return indexes(mine), nil
+	d.stop()
+	confirmed := indexes(d.mine)
+	if d.o.UnloadLower || len(d.s.Lowers) == 0 {
+		return confirmed, nil
+	}
+	_, lowers := d.s.split(d.mine)
+	if d.o.KeepLowers {
+		d.kept = indexes(d.s.Lowers)
+		return confirmed, nil
+	}
+	// The lower devices are of another kind; the unload left them.
+	more, err := d.each(context.WithoutCancel(ctx), oneByOne{c: d.t.Conn, devs: lowers, p: &Phase{}})
+	maps.Copy(confirmed, more)
+	return confirmed, err
 }
 
 // unloadModule removes the kind's module. ForeignDevices must have come

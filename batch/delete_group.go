@@ -1,0 +1,118 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/devbulk/devbulk/nlbatch"
+)
+
+// group deletes the set in one RTM_DELLINK by group: the kernel's batch.
+func init() {
+	register(DeleteGroup, &strategy{
+		order:     4,
+		oneBatch:  true,
+		markFirst: true,
+		run:       deleteGroup,
+		ip: func(s *Set) IPCommand {
+			return IPCommand{Label: "ip link del group", Args: []string{"link", "del", "group", fmt.Sprint(s.Group)}}
+		},
+	})
+}
+
+// deleteGroup deletes d.mine by group, d.all being the namespace's links
+// as the last look before it saw them. When the run's group does not hold
+// exactly the set's devices (someone moved a device into it, or an earlier
+// group delete was interrupted half-way through marking), it marks the set
+// with a fresh group first (pipelined RTM_SETLINK), saved beforehand, and
+// checks the mark before sweeping.
+func deleteGroup(ctx context.Context, d *deletion) (map[int32]bool, error) {
+	s, c, mine := d.s, d.t.Conn, d.mine
+	if len(mine) == 0 {
+		return nil, nil
+	}
+	if err := d.first(); err != nil {
+		return nil, err
+	}
+	group := s.Group
+	if !s.holdsExactly(d.all, group, mine) {
+		var err error
+		if group, mine, err = d.markFresh(ctx, mine); err != nil {
+			return nil, err
+		}
+	}
+	// A lost ACK: the kernel executed the request; settle decides.
+	if err := c.Do(ctx, nlbatch.DelGroupRequest(group)); err != nil && !errors.Is(err, nlbatch.ErrAckLost) {
+		return nil, fmt.Errorf("delete group %d: %w", group, err)
+	}
+	return indexes(mine), nil
+}
+
+// markFresh moves mine into a group no device is in, saved in the record
+// first, and checks that it holds them and nothing else. It returns the
+// group and the devices marked.
+func (d *deletion) markFresh(ctx context.Context, mine []nlbatch.Link) (uint32, []nlbatch.Link, error) {
+	s, c := d.s, d.t.Conn
+	group := FreshGroup(d.all, nil)
+	s.Marks = append(s.Marks, group)
+	if s.Persist != nil {
+		if err := s.Persist(); err != nil {
+			return 0, nil, fmt.Errorf("saving the new group before marking: %w", err)
+		}
+	}
+	// Look the devices up again right before marking them.
+	mine, _, err := s.check(ctx, c, nil, s.owner(), mine)
+	if err != nil {
+		return 0, nil, err
+	}
+	reqs := make([][]byte, len(mine))
+	for i, l := range mine {
+		reqs[i] = nlbatch.SetGroupRequest(l.Index, group)
+	}
+	res, st, err := c.Execute(ctx, reqs, 0)
+	d.p.noteStats(st)
+	if err != nil {
+		return 0, nil, err
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			return 0, nil, fmt.Errorf("marking %s with group %d: %w", mine[i].Name, group, r.Err)
+		}
+	}
+	now, err := c.ScanLinks()
+	if err != nil {
+		return 0, nil, err
+	}
+	if !s.holdsExactly(now, group, mine) {
+		return 0, nil, fmt.Errorf("group %d holds %d devices after marking %d: refusing to delete by group", group, members(now, group), len(mine))
+	}
+	return group, mine, nil
+}
+
+// holdsExactly reports whether group holds devs and nothing else in links:
+// each member is one of devs and still the set's (ifindex, name, group).
+func (s *Set) holdsExactly(links []nlbatch.Link, group uint32, devs []nlbatch.Link) bool {
+	want := indexes(devs)
+	owns := s.owner()
+	seen := map[int32]bool{}
+	for _, l := range links {
+		if l.Group == group {
+			if !want[l.Index] || !owns(l) {
+				return false
+			}
+			seen[l.Index] = true
+		}
+	}
+	return len(seen) == len(devs)
+}
+
+func members(links []nlbatch.Link, group uint32) int {
+	n := 0
+	for _, l := range links {
+		if l.Group == group {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,52 @@
+package batch
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/devbulk/devbulk/devices"
+)
+
+// lower deletes the lower devices devbulk created; the kernel unregisters
+// their upper links in the same batch.
+func init() {
+	register(DeleteLower, &strategy{
+		order:    6,
+		oneBatch: true,
+		applies: func(k *devices.Kind, _ bool) error {
+			if k != nil && !k.NeedsLower {
+				return fmt.Errorf("%w: delete strategy lower applies to kinds with a lower device (%s), not %s", ErrNotApplicable, lowerKinds(), k.Name)
+			}
+			return nil
+		},
+		ready: func(_ Target, s *Set, _ DeleteOptions) error {
+			if len(s.Lowers) == 0 {
+				return fmt.Errorf("%w: delete strategy lower: the %s links sit on lower devices devbulk did not create; deleting those is not devbulk's call", ErrNotApplicable, s.Kind.Name)
+			}
+			return nil
+		},
+		run: func(ctx context.Context, d *deletion) (map[int32]bool, error) {
+			uppers, lowers := d.s.split(d.mine)
+			confirmed, err := d.each(ctx, oneByOne{c: d.t.Conn, devs: lowers, p: d.p})
+			for _, u := range uppers {
+				if confirmed[u.Parent] {
+					confirmed[u.Index] = true // went with its lower device
+				}
+			}
+			return confirmed, err
+		},
+		ip: func(s *Set) IPCommand { return ipDelEach(s.Lowers) },
+	})
+}
+
+// lowerKinds names the kinds that sit on a lower device.
+func lowerKinds() string {
+	var out []string
+	for _, k := range devices.All() {
+		if k.NeedsLower {
+			out = append(out, k.Name)
+		}
+	}
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,98 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
+)
+
+// fakeDialer dials fake kernels: the set's (path "") and the other named
+// namespaces, by path. The set's namespace is fd ourFD to them.
+type fakeDialer struct {
+	k      *nlbatchtest.Kernel
+	others map[string]*nlbatchtest.Kernel
+	dials  atomic.Int32
+}
+
+const ourFD = 99
+
+func (f *fakeDialer) Dial(path string, _ nlbatch.Options) (*nlbatch.Conn, error) {
+	k := f.k
+	if path != "" {
+		if k = f.others[path]; k == nil {
+			return nil, ErrNamespaceGone
+		}
+	}
+	f.dials.Add(1)
+	return nlbatch.NewConn(k.Socket(), 1<<20, 1<<20), nil
+}
+
+func (f *fakeDialer) Elsewhere() ([]string, error) {
+	return slices.Sorted(maps.Keys(f.others)), nil
+}
+
+func (f *fakeDialer) Self() int { return ourFD }
+
+// The parallel strategy's workers each delete on a socket of their own,
+// dialed through the Target's dialer: every device of the run goes, the
+// devices of others (one in the run's group) stay.
+func TestParallelDeleteOnWorkersSockets(t *testing.T) {
+	k, s, c := fakeRun(40)
+	k.Add(nlbatchtest.Link{Name: "other", Kind: "ifb"})
+	k.Add(nlbatchtest.Link{Name: "intruder", Kind: "ifb", Group: 7})
+	fd := &fakeDialer{k: k}
+	p, err := Delete(context.Background(), Target{Conn: c, Dialer: fd}, s, DeleteParallel, DeleteOptions{Workers: 4})
+	if err != nil || p.Deleted != 40 || kernelNames(k) != "lo other intruder" {
+		t.Fatalf("%v; deleted %d; kernel %q", err, p.Deleted, kernelNames(k))
+	}
+	if n := fd.dials.Load(); n != 4 {
+		t.Errorf("%d sockets dialed for 4 workers", n)
+	}
+	if p.Requests == nil || p.Requests.Count != 40 {
+		t.Errorf("request latencies %+v, want 40 requests", p.Requests)
+	}
+}
+
+// Without a namespace to dial in, the parallel strategy is refused before
+// anything is sent.
+func TestParallelDeleteNeedsADialer(t *testing.T) {
+	k, s, c := fakeRun(3)
+	_, err := Delete(context.Background(), target(c), s, DeleteParallel, DeleteOptions{})
+	if !errors.Is(err, ErrNotApplicable) || k.Sends != 0 {
+		t.Errorf("%v; %d datagrams sent", err, k.Sends)
+	}
+}
+
+// A device in another named namespace that sits on one of the run's (by
+// IFLA_LINK_NETNSID, the id that namespace gives the run's) refuses the
+// delete, whatever the strategy; one whose lower device is the same
+// ifindex in a third namespace does not.
+func TestDependentInAnotherNamespaceRefuses(t *testing.T) {
+	for _, d := range []DeleteStrategy{DeleteSerial, DeleteGroup} {
+		for _, nsid := range []int32{5, 6} {
+			k, s, c := fakeRun(3)
+			away := &nlbatchtest.Kernel{NSIDs: map[uint32]int32{ourFD: 5}}
+			away.Add(nlbatchtest.Link{Name: "lo"})
+			away.Add(nlbatchtest.Link{Name: "mv0", Kind: "macvlan", Parent: s.Links[1].Index, LinkNetns: true, LinkNetnsID: nsid})
+			fd := &fakeDialer{k: k, others: map[string]*nlbatchtest.Kernel{"/run/netns/b": away}}
+			p, err := Delete(context.Background(), Target{Conn: c, Dialer: fd}, s, d, DeleteOptions{})
+			if nsid == 5 {
+				if !errors.Is(err, ErrForeignDependents) || !strings.Contains(err.Error(), "mv0 (netns b)") ||
+					kernelNames(k) != "lo dbk0 dbk1 dbk2" || p.Acted() {
+					t.Errorf("%s, on ours: %v; kernel %q; acted %v", d, err, kernelNames(k), p.Acted())
+				}
+				continue
+			}
+			if err != nil || p.Deleted != 3 || len(away.Links()) != 2 {
+				t.Errorf("%s, on a third namespace's: %v; deleted %d", d, err, p.Deleted)
+			}
+		}
+	}
+}
