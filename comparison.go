@@ -2,8 +2,14 @@ package devbulk
 
 import (
 	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/devbulk/devbulk/internal/ratio"
+	"github.com/devbulk/devbulk/internal/result"
 )
 
 // Comparison is B's times against A's, taken side by side (interleaved,
@@ -99,4 +105,31 @@ func Plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// ComparisonRow is one comparison in a table, after the cells that say
+// what was compared (count, phase, strategy).
+type ComparisonRow struct {
+	Keys []string
+	Comparison
+}
+
+// WriteComparisons prints rows as a table under title: the key columns
+// (heads), the runs each side had (runs names them: "cycles"), both
+// medians (under the first row's A and B), the ratio, its 95% CI, p and
+// the verdict. Nothing without rows.
+func WriteComparisons(w io.Writer, title string, heads []string, runs string, rows []ComparisonRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%s\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	cols := append(slices.Clone(heads), runs, rows[0].A, rows[0].B, "ratio", "95% CI", "p", "verdict")
+	fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
+	for _, r := range rows {
+		cells := append(slices.Clone(r.Keys), strconv.Itoa(r.N), result.FormatNS(r.MedianA), result.FormatNS(r.MedianB),
+			fmt.Sprintf("%.2f", r.Ratio), r.CIText("%.2f", ""), r.PText(), r.Verdict)
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	return tw.Flush()
 }

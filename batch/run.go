@@ -46,35 +46,9 @@ type CreateOptions struct {
 // `devbulk cleanup`, and the returned set is not nil.
 func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Set, error) {
 	p := Phase{Name: "create", Tool: "devbulk", Strategy: string(o.Strategy), Devices: o.Devices.Count}
-	// Advisory: a scan beside a busy creator sees too much rather than too
-	// little, and the kernel refuses a name in use (EEXIST) whatever it saw.
-	existing, err := c.ScanLinks()
+	links, lowers, set, err := planRun(c, &o)
 	if err != nil {
 		return p, nil, err
-	}
-	o.Devices.Group = FreshGroup(existing, o.Taken)
-	if o.Kind.VNIs && o.Devices.VNIBase == 0 {
-		if o.Devices.VNIBase, err = freeVNIs(existing, o.Devices.Count, o.Devices.Group); err != nil {
-			return p, nil, err
-		}
-	}
-
-	var lowers []devices.Link
-	if o.Kind.NeedsLower {
-		if o.Devices.Lowers, lowers, err = chooseLowers(o, existing); err != nil {
-			return p, nil, err
-		}
-	}
-	links, err := o.Kind.Plan(o.Devices)
-	if err != nil {
-		return p, nil, err
-	}
-	if err := namesFree(existing, links, lowers); err != nil {
-		return p, nil, err
-	}
-	set := &Set{Kind: o.Kind, Group: o.Devices.Group, Prefix: o.Devices.Prefix}
-	if len(lowers) > 0 {
-		set.LowerKind = o.Lower
 	}
 	keep := func(complete bool) error {
 		if o.Keep == nil {
@@ -85,32 +59,10 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 	if err := keep(false); err != nil {
 		return p, nil, fmt.Errorf("saving the run record: %w", err)
 	}
-	// undo deletes what was created, found by the run's group and names
-	// (Adopt: a dump sees every device, where a lookup's answer can be
-	// lost); the kept ownership stays (for devbulk cleanup) whenever that
-	// cannot be done, marks included.
 	undo := func(cause error) (Phase, *Set, error) {
-		set.Links, set.Lowers = nil, nil
-		set.Persist = func() error { return keep(false) }
-		dp, err := Delete(context.WithoutCancel(ctx), Target{Conn: c, NS: o.NS}, set, DeleteGroup, DeleteOptions{})
-		if err == nil && !dp.Settled {
-			err = errors.New("the undo could not check what is left")
-		}
-		if err != nil {
-			return p, set, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %w", cause, err)
-		}
-		if errors.Is(cause, context.Canceled) {
-			cause = fmt.Errorf("interrupted: the %d %s links created by then were deleted again (their lower devices too), nothing is left: %w",
-				dp.Deleted, o.Kind.Name, cause)
-		}
-		if o.Forget != nil {
-			if err := o.Forget(); err != nil {
-				return p, nil, errors.Join(cause, err)
-			}
-		}
-		return p, nil, cause
+		left, err := o.undo(ctx, c, set, keep, cause)
+		return p, left, err
 	}
-
 	if len(lowers) > 0 {
 		if set.Lowers, err = createLowers(ctx, c, lowers); err != nil {
 			return undo(err)
@@ -136,6 +88,66 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 	return p, set, nil
 }
 
+// planRun plans a run in c's namespace as it is now: a fresh group, free
+// VNIs, the lower devices (chosen or planned, in lowers), every name free.
+// Advisory: a scan beside a busy creator sees too much rather than too
+// little, and the kernel refuses a name in use (EEXIST) whatever it saw.
+func planRun(c *nlbatch.Conn, o *CreateOptions) (links, lowers []devices.Link, set *Set, err error) {
+	existing, err := c.ScanLinks()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	o.Devices.Group = FreshGroup(existing, o.Taken)
+	if o.Kind.VNIs && o.Devices.VNIBase == 0 {
+		if o.Devices.VNIBase, err = freeVNIs(existing, o.Devices.Count, o.Devices.Group); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if o.Kind.NeedsLower {
+		if o.Devices.Lowers, lowers, err = chooseLowers(*o, existing); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if links, err = o.Kind.Plan(o.Devices); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := namesFree(existing, links, lowers); err != nil {
+		return nil, nil, nil, err
+	}
+	set = &Set{Kind: o.Kind, Group: o.Devices.Group, Prefix: o.Devices.Prefix}
+	if len(lowers) > 0 {
+		set.LowerKind = o.Lower
+	}
+	return links, lowers, set, nil
+}
+
+// undo deletes what a failed create made, found by the run's group and
+// names (Adopt: a dump sees every device, where a lookup's answer can be
+// lost), and forgets the run. The kept ownership stays (for devbulk
+// cleanup) whenever that cannot be done, marks included: the set is then
+// returned.
+func (o CreateOptions) undo(ctx context.Context, c *nlbatch.Conn, set *Set, keep func(bool) error, cause error) (*Set, error) {
+	set.Links, set.Lowers = nil, nil
+	set.Persist = func() error { return keep(false) }
+	dp, err := Delete(context.WithoutCancel(ctx), Target{Conn: c, NS: o.NS}, set, DeleteGroup, DeleteOptions{})
+	if err == nil && !dp.Settled {
+		err = errors.New("the undo could not check what is left")
+	}
+	if err != nil {
+		return set, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %w", cause, err)
+	}
+	if errors.Is(cause, context.Canceled) {
+		cause = fmt.Errorf("interrupted: the %d %s links created by then were deleted again (their lower devices too), nothing is left: %w",
+			dp.Deleted, o.Kind.Name, cause)
+	}
+	if o.Forget != nil {
+		if err := o.Forget(); err != nil {
+			return nil, errors.Join(cause, err)
+		}
+	}
+	return nil, cause
+}
+
 // freeVNIs picks count consecutive VNIs no link of the namespace uses.
 func freeVNIs(existing []nlbatch.Link, count int, seed uint32) (uint32, error) {
 	used := map[uint32]bool{}
@@ -151,12 +163,12 @@ func freeVNIs(existing []nlbatch.Link, count int, seed uint32) (uint32, error) {
 	return base, nil
 }
 
-// PrepareLowers creates the lower devices that count links of kind k need,
-// of kind lower, named PREFIXl0.., in group, and returns them as the kernel
-// made them (AsLowers gives devices.Options.Lowers): a bench makes them
-// before the phase it measures.
-func PrepareLowers(ctx context.Context, c *nlbatch.Conn, k, lower *devices.Kind, count int, prefix string, group uint32, up bool) ([]nlbatch.Link, error) {
-	lowers, err := planLowers(k, lower, count, prefix, group, up)
+// PrepareLowers creates the lower devices that the links of kind k planned
+// with o (its Count, Prefix, Group and Up) need, of kind lower, named
+// PREFIXl0.., and returns them as the kernel made them (AsLowers gives
+// devices.Options.Lowers): a bench makes them before the phase it measures.
+func PrepareLowers(ctx context.Context, c *nlbatch.Conn, k, lower *devices.Kind, o devices.Options) ([]nlbatch.Link, error) {
+	lowers, err := planLowers(k, lower, o)
 	if err != nil {
 		return nil, err
 	}
@@ -172,13 +184,13 @@ func AsLowers(links []nlbatch.Link) []devices.Lower {
 	return out
 }
 
-// planLowers plans the lower devices that count links of kind k need,
-// named PREFIXl0.., of kind lower.
-func planLowers(k, lower *devices.Kind, count int, prefix string, group uint32, up bool) ([]devices.Link, error) {
+// planLowers plans the lower devices that the links of kind k planned with
+// o need, named PREFIXl0.., of kind lower, in the same group.
+func planLowers(k, lower *devices.Kind, o devices.Options) ([]devices.Link, error) {
 	if lower == nil {
-		return nil, devbulk.NotSupported("%s needs a lower device kind (dummy or ifb)", k.Name)
+		return nil, devbulk.NotSupported("%s needs a lower device kind, and none can be created here", k.Name)
 	}
-	return lower.Plan(devices.Options{Count: k.LowersNeeded(count), Prefix: prefix + "l", Group: group, Up: up})
+	return lower.Plan(devices.Options{Count: k.LowersNeeded(o.Count), Prefix: o.Prefix + "l", Group: o.Group, Up: o.Up})
 }
 
 // createLowers creates planned lower devices and returns them, in order,
@@ -202,7 +214,7 @@ func createLowers(ctx context.Context, c *nlbatch.Conn, lowers []devices.Link) (
 func chooseLowers(o CreateOptions, existing []nlbatch.Link) ([]devices.Lower, []devices.Link, error) {
 	need := o.Kind.LowersNeeded(o.Devices.Count)
 	if len(o.Parents) == 0 {
-		lowers, err := planLowers(o.Kind, o.Lower, o.Devices.Count, o.Devices.Prefix, o.Devices.Group, o.Devices.Up)
+		lowers, err := planLowers(o.Kind, o.Lower, o.Devices)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -170,7 +170,8 @@ func newStage(o Options, n int) (*stage, error) {
 	}
 	opts := devices.Options{Count: n, Prefix: Prefix, Group: st.set.Group, Up: o.Up, VlanProto: o.VlanProto}
 	if o.Kind.NeedsLower {
-		if st.set.Lowers, err = batch.PrepareLowers(context.Background(), st.conn, o.Kind, o.Lower, n, Prefix, st.set.Group, o.Up); err != nil {
+		if st.set.Lowers, err = batch.PrepareLowers(context.Background(), st.conn, o.Kind, o.Lower,
+			devices.Options{Count: n, Prefix: Prefix, Group: st.set.Group, Up: o.Up}); err != nil {
 			st.release()
 			return nil, err
 		}

@@ -4,15 +4,14 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"golang.org/x/perf/benchmath"
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/internal/ratio"
-	"github.com/devbulk/devbulk/internal/result"
 )
 
 // Comparison is B's wall time against A's in one phase, over the cycles of
@@ -40,22 +39,21 @@ func (r *Report) compare() {
 		cycles := slices.DeleteFunc(slices.Clone(r.Runs), func(c Cycle) bool { return c.Count != n })
 		// devbulk against iproute2: creation, then each delete strategy
 		// iproute2 has an equivalent for.
-		r.Comparisons = appendIf(r.Comparisons, vs(n, "create", string(cycles[0].Create.Strategy), "devbulk", "iproute2",
-			walls(cycles, func(c Cycle) *batch.Phase { return &c.Create }),
-			walls(cycles, func(c Cycle) *batch.Phase { return c.IPCreate })))
+		del := func(c Cycle) *batch.Phase { return &c.Delete }
+		r.Comparisons = appendIf(r.Comparisons, vs(n, "create", string(cycles[0].Create.Strategy),
+			side{"devbulk", walls(cycles, func(c Cycle) *batch.Phase { return &c.Create })},
+			side{"iproute2", walls(cycles, func(c Cycle) *batch.Phase { return c.IPCreate })}))
 		for _, d := range strategies(cycles) {
 			of := byStrategy(cycles, d)
-			r.Comparisons = appendIf(r.Comparisons, vs(n, "delete", d, "devbulk", "iproute2",
-				walls(of, func(c Cycle) *batch.Phase { return &c.Delete }),
-				walls(of, func(c Cycle) *batch.Phase { return c.IPDelete })))
+			r.Comparisons = appendIf(r.Comparisons, vs(n, "delete", d,
+				side{"devbulk", walls(of, del)}, side{"iproute2", walls(of, func(c Cycle) *batch.Phase { return c.IPDelete })}))
 		}
 		// Every strategy against the fastest batch path.
 		if best := fastestBatch(cycles); best != "" {
-			bw := walls(byStrategy(cycles, best), func(c Cycle) *batch.Phase { return &c.Delete })
+			bw := side{best, walls(byStrategy(cycles, best), del)}
 			for _, d := range strategies(cycles) {
 				if d != best {
-					r.Against = appendIf(r.Against, vs(n, "delete", d, best, d, bw,
-						walls(byStrategy(cycles, d), func(c Cycle) *batch.Phase { return &c.Delete })))
+					r.Against = appendIf(r.Against, vs(n, "delete", d, bw, side{d, walls(byStrategy(cycles, d), del)}))
 				}
 			}
 		}
@@ -80,9 +78,15 @@ func appendIf(cs []Comparison, c *Comparison) []Comparison {
 	return append(cs, *c)
 }
 
+// side is one side of a comparison: its name and its wall times.
+type side struct {
+	name  string
+	walls []float64
+}
+
 // vs compares b's walls with a's; nil when either side has none.
-func vs(n int, phase, strategy, a, b string, aw, bw []float64) *Comparison {
-	c := devbulk.Compare(a, b, aw, bw)
+func vs(n int, phase, strategy string, a, b side) *Comparison {
+	c := devbulk.Compare(a.name, b.name, a.walls, b.walls)
 	if c == nil {
 		return nil
 	}
@@ -142,17 +146,12 @@ func fastestBatch(cs []Cycle) string {
 
 // writeComparisons prints devbulk against iproute2, phase by phase.
 func (r *Report) writeComparisons(w io.Writer) error {
-	if len(r.Comparisons) == 0 {
-		return nil
+	rows := make([]devbulk.ComparisonRow, len(r.Comparisons))
+	for i, c := range r.Comparisons {
+		rows[i] = devbulk.ComparisonRow{Keys: []string{strconv.Itoa(c.Count), c.Phase, c.Strategy}, Comparison: c.Comparison}
 	}
-	fmt.Fprintln(w, "\ndevbulk against iproute2, side by side (ratio = iproute2/devbulk: above 1, devbulk is faster)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "N\tphase\tstrategy\tcycles\tdevbulk\tiproute2\tratio\t95% CI\tp\tverdict\t")
-	for _, c := range r.Comparisons {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t\n", c.Count, c.Phase, c.Strategy, c.N,
-			result.FormatNS(c.MedianA), result.FormatNS(c.MedianB), c.Ratio, c.CIText("%.2f", ""), c.PText(), c.Verdict)
-	}
-	return tw.Flush()
+	return devbulk.WriteComparisons(w, "devbulk against iproute2, side by side (ratio = iproute2/devbulk: above 1, devbulk is faster)",
+		[]string{"N", "phase", "strategy"}, "cycles", rows)
 }
 
 // writeHeadline states the result in words: each delete strategy against

@@ -54,16 +54,34 @@ type Cycle struct {
 func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "devbulk %s  %s  kind %s%s\n\n", r.Version, r.Machine(), r.Kind,
 		map[bool]string{true: " (up)", false: ""}[r.Up])
+	if err := r.writePhases(w); err != nil {
+		return err
+	}
+	if notes := r.notes(); len(notes) > 0 {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
+	}
+	if r.Explain && hasNetns(r) {
+		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", batch.FreedMethod)
+	}
+	if err := r.writeProfiles(w); err != nil {
+		return err
+	}
+	if err := r.writeComparisons(w); err != nil {
+		return err
+	}
+	r.writeHeadline(w)
+	return nil
+}
+
+// writePhases prints a row per phase. Columns that would hold only dashes
+// are left out: request latencies exist for serial phases, iproute2's
+// figures with --compare.
+func (r *Report) writePhases(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	// Columns that would hold only dashes are left out: request latencies
-	// exist for serial phases, iproute2's figures with --compare.
 	hasIP, hasLat := false, false
 	for _, c := range r.Runs {
 		hasIP = hasIP || c.IPCreate != nil || c.IPDelete != nil
 		hasLat = hasLat || c.Create.Requests != nil || c.Delete.Requests != nil
-	}
-	row := func(cells ...string) {
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	head := []string{"N", "rep", "phase", "strategy", "wall", "ms/dev", "dev/s", "user", "sys"}
 	if hasLat {
@@ -72,37 +90,44 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if hasIP {
 		head = append(head, "iproute2", "ip/devbulk")
 	}
-	row(head...)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, c := range r.Runs {
 		for _, pp := range [][2]*batch.Phase{{&c.Create, c.IPCreate}, {&c.Delete, c.IPDelete}} {
-			p, ip := pp[0], pp[1]
-			strategy := p.Strategy
-			if p.Module != "" {
-				strategy += " (" + p.Module + ")"
-			}
-			cells := []string{fmt.Sprint(c.Count), fmt.Sprint(c.Repeat), p.Name, strategy, result.FormatNS(p.WallNS),
-				fmt.Sprintf("%.3f", p.MsPerDevice), fmt.Sprintf("%.0f", p.DevicesPerSec), result.FormatNS(p.UserNS), result.FormatNS(p.SysNS)}
-			if hasLat {
-				lat := []string{"-", "-", "-"}
-				if p.Requests != nil {
-					lat = []string{result.FormatNS(p.Requests.P50), result.FormatNS(p.Requests.P99), result.FormatNS(p.Requests.Max)}
-				}
-				cells = append(cells, lat...)
-			}
-			if hasIP {
-				ipWall, ratio := "-", "-"
-				if ip != nil && ip.WallNS > 0 {
-					ipWall = result.FormatNS(ip.WallNS)
-					ratio = fmt.Sprintf("%.2fx", float64(ip.WallNS)/float64(p.WallNS)) // above 1: devbulk faster, as in the comparisons
-				}
-				cells = append(cells, ipWall, ratio)
-			}
-			row(cells...)
+			fmt.Fprintln(tw, strings.Join(phaseCells(c, pp[0], pp[1], hasLat, hasIP), "\t")+"\t")
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	return tw.Flush()
+}
+
+// phaseCells is the row of phase p of cycle c, beside iproute2's ip.
+func phaseCells(c Cycle, p, ip *batch.Phase, hasLat, hasIP bool) []string {
+	strategy := p.Strategy
+	if p.Module != "" {
+		strategy += " (" + p.Module + ")"
 	}
+	cells := []string{fmt.Sprint(c.Count), fmt.Sprint(c.Repeat), p.Name, strategy, result.FormatNS(p.WallNS),
+		fmt.Sprintf("%.3f", p.MsPerDevice), fmt.Sprintf("%.0f", p.DevicesPerSec), result.FormatNS(p.UserNS), result.FormatNS(p.SysNS)}
+	if hasLat {
+		lat := []string{"-", "-", "-"}
+		if p.Requests != nil {
+			lat = []string{result.FormatNS(p.Requests.P50), result.FormatNS(p.Requests.P99), result.FormatNS(p.Requests.Max)}
+		}
+		cells = append(cells, lat...)
+	}
+	if hasIP {
+		ipWall, ratio := "-", "-"
+		if ip != nil && ip.WallNS > 0 {
+			ipWall = result.FormatNS(ip.WallNS)
+			ratio = fmt.Sprintf("%.2fx", float64(ip.WallNS)/float64(p.WallNS)) // above 1: devbulk faster, as in the comparisons
+		}
+		cells = append(cells, ipWall, ratio)
+	}
+	return cells
+}
+
+// notes are the lines under the table: overruns, RCU counts, the netns
+// drain and the errors of every phase.
+func (r *Report) notes() []string {
 	var notes []string
 	for _, c := range r.Runs {
 		for _, p := range []*batch.Phase{&c.Create, &c.Delete, c.IPCreate, c.IPDelete} {
@@ -123,20 +148,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}
 		}
 	}
-	if len(notes) > 0 {
-		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
-	}
-	if r.Explain && hasNetns(r) {
-		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", batch.FreedMethod)
-	}
-	if err := r.writeProfiles(w); err != nil {
-		return err
-	}
-	if err := r.writeComparisons(w); err != nil {
-		return err
-	}
-	r.writeHeadline(w)
-	return nil
+	return notes
 }
 
 func hasNetns(r *Report) bool {

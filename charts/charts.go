@@ -209,18 +209,58 @@ type series struct {
 	r     *check.Report
 }
 
+// benchKey names one benchmark of a check report.
+type benchKey struct{ scenario, bench string }
+
 // comparisonBars draws, for each benchmark of the first series, a bar per
 // series (adjacent rows, one colour each): its median as a percentage of
 // the reference's, with its 95% interval; a line marks the reference
 // (100%) and a dashed one the threshold.
 func comparisonBars(title, reference string, threshold float64, ss []series) (*plot.Plot, error) {
-	type key struct{ scenario, bench string }
-	var keys []key
+	keys, labels := benchKeys(ss)
+	if len(keys) == 0 {
+		return nil, errors.New("no benchmark is in both the reference and the compared run")
+	}
+	// Nominal rows count from the bottom: the first benchmark's rows go on
+	// top, its first series first.
+	rows := len(keys) * len(ss)
+	names := make([]string, rows)
+	for k := range keys {
+		names[rows-1-k*len(ss)] = labels[k]
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = fmt.Sprintf("time per device or namespace, %% of %s median (threshold %g%%)", reference, threshold)
+	p.Legend.Top = true
+	var all []plot.Plotter
+	for si, s := range ss {
+		b, eb, err := seriesBars(s, keys, func(k int) int { return rows - 1 - (k*len(ss) + si) }, rows)
+		if err != nil {
+			return nil, err
+		}
+		b.Color = plotutil.Color(si + 1)
+		all = append(all, b, eb)
+		p.Legend.Add(s.label, b)
+	}
+	if err := referenceLines(p, all, rows, threshold); err != nil {
+		return nil, err
+	}
+	p.X.Min = 0
+	p.X.Tick.Marker = plot.ConstantTicks(percentTicks(p.X.Max))
+	p.NominalY(names...)
+	p.Y.Tick.Label.Font.Size = vg.Points(8)
+	return p, nil
+}
+
+// benchKeys lists the benchmarks of the first series that have both sides,
+// with their labels.
+func benchKeys(ss []series) ([]benchKey, []string) {
+	var keys []benchKey
 	var labels []string
 	for _, sc := range ss[0].r.Scenarios {
 		for _, cmp := range sc.Comparisons {
 			if cmp.Base != nil && cmp.Cur != nil && cmp.Base.Median > 0 {
-				keys = append(keys, key{sc.Name, cmp.Benchmark})
+				keys = append(keys, benchKey{sc.Name, cmp.Benchmark})
 				verdict := cmp.Verdict
 				if len(ss) > 1 {
 					verdict = "" // several verdicts: each bar's own tells
@@ -229,106 +269,96 @@ func comparisonBars(title, reference string, threshold float64, ss []series) (*p
 			}
 		}
 	}
-	if len(keys) == 0 {
-		return nil, errors.New("no benchmark is in both the reference and the compared run")
+	return keys, labels
+}
+
+// find is the comparison of benchmark k in r, or nil.
+func find(r *check.Report, k benchKey) *check.Comparison {
+	for _, s := range r.Scenarios {
+		for i, cmp := range s.Comparisons {
+			if s.Name == k.scenario && cmp.Benchmark == k.bench {
+				return &s.Comparisons[i]
+			}
+		}
 	}
-	find := func(r *check.Report, k key) *check.Comparison {
-		for _, s := range r.Scenarios {
-			for i, cmp := range s.Comparisons {
-				if s.Name == k.scenario && cmp.Benchmark == k.bench {
-					return &s.Comparisons[i]
-				}
-			}
+	return nil
+}
+
+// seriesBars is one series' bars (benchmark k on row rowOf(k) of rows)
+// and their 95% intervals, as percentages of the reference's medians.
+func seriesBars(s series, keys []benchKey, rowOf func(k int) int, rows int) (*plotter.BarChart, *plotter.XErrorBars, error) {
+	vals := make(plotter.Values, rows)
+	errs := make(plotter.XErrors, len(keys))
+	pts := make(plotter.XYs, len(keys))
+	for k, key := range keys {
+		row := rowOf(k)
+		pts[k].Y = float64(row)
+		cmp := find(s.r, key)
+		if cmp == nil || cmp.Cur == nil || cmp.Base == nil || cmp.Base.Median <= 0 {
+			continue
 		}
-		return nil
+		pct := 100 * cmp.Cur.Median / cmp.Base.Median
+		lo, hi := pct, pct
+		if cmp.Cur.Lo != nil && cmp.Cur.Hi != nil {
+			lo, hi = 100**cmp.Cur.Lo/cmp.Base.Median, 100**cmp.Cur.Hi/cmp.Base.Median
+		}
+		if math.IsInf(hi, 0) || math.IsNaN(lo+hi+pct) {
+			return nil, nil, fmt.Errorf("%s %s: %g against a reference of %g is no percentage to draw", key.scenario, key.bench, cmp.Cur.Median, cmp.Base.Median)
+		}
+		vals[row], pts[k].X = pct, pct
+		errs[k] = struct{ Low, High float64 }{pct - lo, hi - pct}
 	}
-	// Nominal rows count from the bottom: the first benchmark's rows go on
-	// top, its first series first.
-	rows := len(keys) * len(ss)
-	rowOf := func(k, si int) int { return rows - 1 - (k*len(ss) + si) }
-	names := make([]string, rows)
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = fmt.Sprintf("time per device or namespace, %% of %s median (threshold %g%%)", reference, threshold)
-	p.Legend.Top = true
-	var all []plot.Plotter
-	for si, s := range ss {
-		vals := make(plotter.Values, rows)
-		errs := make(plotter.XErrors, len(keys))
-		pts := make(plotter.XYs, len(keys))
-		for k, key := range keys {
-			row := rowOf(k, si)
-			names[row] = ""
-			if si == 0 {
-				names[row] = labels[k]
-			}
-			pts[k].Y = float64(row)
-			cmp := find(s.r, key)
-			if cmp == nil || cmp.Cur == nil || cmp.Base == nil || cmp.Base.Median <= 0 {
-				continue
-			}
-			pct := 100 * cmp.Cur.Median / cmp.Base.Median
-			lo, hi := pct, pct
-			if cmp.Cur.Lo != nil && cmp.Cur.Hi != nil {
-				lo, hi = 100**cmp.Cur.Lo/cmp.Base.Median, 100**cmp.Cur.Hi/cmp.Base.Median
-			}
-			if math.IsInf(hi, 0) || math.IsNaN(lo+hi+pct) {
-				return nil, fmt.Errorf("%s %s: %g against a reference of %g is no percentage to draw", key.scenario, key.bench, cmp.Cur.Median, cmp.Base.Median)
-			}
-			vals[row], pts[k].X = pct, pct
-			errs[k] = struct{ Low, High float64 }{pct - lo, hi - pct}
-		}
-		b, err := plotter.NewBarChart(vals, vg.Points(9))
-		if err != nil {
-			return nil, err
-		}
-		b.Horizontal, b.LineStyle.Width, b.Color = true, 0, plotutil.Color(si+1)
-		eb, err := plotter.NewXErrorBars(struct {
-			plotter.XYer
-			plotter.XErrorer
-		}{pts, errs})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, b, eb)
-		p.Legend.Add(s.label, b)
+	b, err := plotter.NewBarChart(vals, vg.Points(9))
+	if err != nil {
+		return nil, nil, err
 	}
+	b.Horizontal, b.LineStyle.Width = true, 0
+	eb, err := plotter.NewXErrorBars(struct {
+		plotter.XYer
+		plotter.XErrorer
+	}{pts, errs})
+	return b, eb, err
+}
+
+// referenceLines adds the bars, a line at the reference (100%) and a
+// dashed one at the threshold, and their legends.
+func referenceLines(p *plot.Plot, bars []plot.Plotter, rows int, threshold float64) error {
 	vline := func(x float64) (*plotter.Line, error) {
 		return plotter.NewLine(plotter.XYs{{X: x, Y: -0.5}, {X: x, Y: float64(rows) - 0.5}})
 	}
 	ref, err := vline(100)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ref.LineStyle.Color, ref.LineStyle.Width = plotutil.Color(0), vg.Points(1.5)
 	limit, err := vline(100 + threshold)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	limit.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	p.Add(append(all, ref, limit, plotter.NewGrid())...)
+	p.Add(append(bars, ref, limit, plotter.NewGrid())...)
 	p.Legend.Add("reference (100%)", ref)
 	p.Legend.Add(fmt.Sprintf("threshold (%g%% slower)", threshold), limit)
-	p.X.Min = 0
-	// A tick every 50%, or every 100, 200, 400%… as the range grows, so
-	// that a regression of a thousandfold still gets a dozen ticks (a fixed
-	// 50% step once made one check document ask for 4e11).
+	return nil
+}
+
+// percentTicks puts a tick every 50%, or every 100, 200, 400%… as the
+// range grows, so that a regression of a thousandfold still gets a dozen
+// ticks (a fixed 50% step once made one check document ask for 4e11).
+func percentTicks(max float64) []plot.Tick {
 	step := 50.0
-	for p.X.Max/step > 12 {
+	for max/step > 12 {
 		step *= 2
 	}
 	var ticks []plot.Tick
-	for v := 0.0; v <= p.X.Max; v += step {
+	for v := 0.0; v <= max; v += step {
 		t := plot.Tick{Value: v}
 		if step >= 100 || int(v)%100 == 0 {
 			t.Label = fmt.Sprintf("%.0f%%", v)
 		}
 		ticks = append(ticks, t)
 	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.NominalY(names...)
-	p.Y.Tick.Label.Font.Size = vg.Points(8)
-	return p, nil
+	return ticks
 }
 
 // shortName labels a benchmark: the scenario, then the name's values

@@ -36,44 +36,7 @@ type Call struct {
 // returns without a recorded entry (the trace started inside them, or lost
 // entries).
 func graphTotals(r io.Reader) (calls []Call, outerNS int64, unmatched int, err error) {
-	index := map[string]int{}
-	total := func(fn string) *Call {
-		i, ok := index[fn]
-		if !ok {
-			i = len(calls)
-			index[fn] = i
-			calls = append(calls, Call{Function: fn})
-		}
-		return &calls[i]
-	}
-	type frame struct {
-		fn       string
-		children int64 // time of the traced calls made from it
-	}
-	stacks := map[int][]frame{} // by pid
-	// done records a returned call of fn that took d, made from the frame
-	// below it on the stack (nil: an outermost call).
-	done := func(pid int, fn string, d, children int64) {
-		name := fn
-		if waits[fn] {
-			st := stacks[pid]
-			for i := len(st) - 1; i >= 0; i-- {
-				if !waits[st[i].fn] {
-					name = fn + " (" + st[i].fn + ")"
-					break
-				}
-			}
-		}
-		c := total(name)
-		c.Calls++
-		c.InclusiveNS += d
-		c.SelfNS += d - children // clamped at 0 once all are in: see below
-		if st := stacks[pid]; len(st) > 0 {
-			st[len(st)-1].children += d
-		} else {
-			outerNS += d
-		}
-	}
+	g := &graph{index: map[string]int{}, stacks: map[int][]frame{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	lines, parsed := 0, 0
@@ -81,52 +44,99 @@ func graphTotals(r io.Reader) (calls []Call, outerNS int64, unmatched int, err e
 		if cpuColumn.MatchString(sc.Text()) {
 			lines++
 		}
-		l, ok := parseGraphLine(sc.Text())
-		if !ok {
-			continue
-		}
-		parsed++
-		switch l.kind {
-		case entry:
-			stacks[l.pid] = append(stacks[l.pid], frame{fn: l.fn})
-		case leaf:
-			done(l.pid, l.fn, l.ns, 0)
-		case exit:
-			st := stacks[l.pid]
-			i := len(st) - 1
-			for i >= 0 && st[i].fn != l.fn {
-				i-- // an entry whose return was lost: dropped below
-			}
-			if i < 0 && len(st) > 0 {
-				// Inside a traced call: the kernel printed this call's
-				// entry merged, as a leaf, with a later call's return
-				// (it looks for the return on the entry's CPU, and the
-				// task had migrated). The leaf holds the later call's
-				// time, this line the first's; the later call's entry
-				// stays open. Each call is counted once, with its time.
-				done(l.pid, l.fn, l.ns, 0)
-				continue
-			}
-			if i < 0 {
-				unmatched++
-				continue
-			}
-			f := st[i]
-			stacks[l.pid] = st[:i]
-			done(l.pid, f.fn, l.ns, f.children)
+		if l, ok := parseGraphLine(sc.Text()); ok {
+			parsed++
+			g.add(l)
 		}
 	}
 	if lines > 0 && parsed == 0 {
 		return nil, 0, 0, fmt.Errorf("%d trace lines in a format devbulk does not read (function_graph options changed?)", lines)
 	}
 	// A task that migrates mid-call can have its calls' returns printed
-	// against another call of the same function (see the exit case): the
+	// against another call of the same function (see add's exit case): the
 	// time moves between calls of one caller, never in or out of its
 	// total, so a call's own time is only right summed over all calls.
-	for i := range calls {
-		calls[i].SelfNS = max(0, calls[i].SelfNS)
+	for i := range g.calls {
+		g.calls[i].SelfNS = max(0, g.calls[i].SelfNS)
 	}
-	return calls, outerNS, unmatched, sc.Err()
+	return g.calls, g.outerNS, g.unmatched, sc.Err()
+}
+
+// graph is graphTotals under way.
+type graph struct {
+	calls     []Call
+	index     map[string]int // into calls, by name
+	stacks    map[int][]frame
+	outerNS   int64
+	unmatched int
+}
+
+// frame is a call whose return has not been read yet.
+type frame struct {
+	fn       string
+	children int64 // time of the traced calls made from it
+}
+
+// add reads one line of a task's calls.
+func (g *graph) add(l graphLine) {
+	switch l.kind {
+	case entry:
+		g.stacks[l.pid] = append(g.stacks[l.pid], frame{fn: l.fn})
+	case leaf:
+		g.done(l.pid, l.fn, l.ns, 0)
+	case exit:
+		st := g.stacks[l.pid]
+		i := len(st) - 1
+		for i >= 0 && st[i].fn != l.fn {
+			i-- // an entry whose return was lost: dropped below
+		}
+		switch {
+		case i < 0 && len(st) > 0:
+			// Inside a traced call: the kernel printed this call's entry
+			// merged, as a leaf, with a later call's return (it looks for
+			// the return on the entry's CPU, and the task had migrated).
+			// The leaf holds the later call's time, this line the
+			// first's; the later call's entry stays open. Each call is
+			// counted once, with its time.
+			g.done(l.pid, l.fn, l.ns, 0)
+		case i < 0:
+			g.unmatched++
+		default:
+			f := st[i]
+			g.stacks[l.pid] = st[:i]
+			g.done(l.pid, f.fn, l.ns, f.children)
+		}
+	}
+}
+
+// done records a returned call of fn that took d, made from the frame
+// below it on the stack (none: an outermost call).
+func (g *graph) done(pid int, fn string, d, children int64) {
+	name := fn
+	if waits[fn] {
+		st := g.stacks[pid]
+		for i := len(st) - 1; i >= 0; i-- {
+			if !waits[st[i].fn] {
+				name = fn + " (" + st[i].fn + ")"
+				break
+			}
+		}
+	}
+	i, ok := g.index[name]
+	if !ok {
+		i = len(g.calls)
+		g.index[name] = i
+		g.calls = append(g.calls, Call{Function: name})
+	}
+	c := &g.calls[i]
+	c.Calls++
+	c.InclusiveNS += d
+	c.SelfNS += d - children // clamped at 0 once all are in
+	if st := g.stacks[pid]; len(st) > 0 {
+		st[len(st)-1].children += d
+	} else {
+		g.outerNS += d
+	}
 }
 
 type lineKind int

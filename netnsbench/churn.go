@@ -293,7 +293,8 @@ func churnOnce(ctx context.Context, o ChurnOptions, exec bool, parent netns.NsHa
 		wg.Wait()
 		return errors.Join(errors.Join(errs...), ctx.Err())
 	}
-	err := measure(ctx, &run, steps{body: body, drained: maker(o.Counter, "drain "+run.Mode)}, &created, &released, o.SampleEvery, counter(o.Counter, "churn "+run.Mode, run.Namespaces), prof)
+	err := measure(ctx, &run, steps{body: body, drained: maker(o.Counter, "drain "+run.Mode), created: &created, released: &released,
+		every: o.SampleEvery, progress: counter(o.Counter, "churn "+run.Mode, run.Namespaces), prof: prof})
 	return run, err
 }
 
@@ -388,104 +389,147 @@ type steps struct {
 	// drained, when set, makes a counter of the namespaces the kernel has
 	// freed out of total, fed while measure waits for the drain.
 	drained func(total int) func(done int)
+	// created and released count the namespaces as the steps make and
+	// release them.
+	created, released *atomic.Int64
+	// every is the backlog's sampling period (0: 10 ms).
+	every time.Duration
+	// progress, when set, gets the count created on every sample.
+	progress func(int)
+	// prof, when set, profiles the cleanup worker from the start to the
+	// end of the drain.
+	prof *kprofile.Profiler
 }
 
 // measure runs st.body (the creation phase) with the backlog sampler, then
-// st.exec and st.release when there are any, then waits for the drain;
-// with prof, the cleanup worker is profiled from the start to the end of
-// the drain.
-func measure(ctx context.Context, run *Run, st steps, created, released *atomic.Int64, every time.Duration, progress func(int), prof *kprofile.Profiler) (err error) {
-	body, release := st.body, st.release
-	if every <= 0 {
-		every = 10 * time.Millisecond
+// st.exec and st.release when there are any, then waits for the drain.
+func measure(ctx context.Context, run *Run, st steps) (err error) {
+	if st.every <= 0 {
+		st.every = 10 * time.Millisecond
 	}
 	netnsstat.Prime()
 	netnsstat.WaitWorkerIdle(time.Minute)
-	if prof != nil {
-		if err := prof.Start(); err != nil {
+	if st.prof != nil {
+		if err := st.prof.Start(); err != nil {
 			return err
 		}
-		defer func() {
-			pr, perr := prof.Stop(0, run.Namespaces) // shares of the worker's time
-			if perr != nil {
-				err = errors.Join(err, fmt.Errorf("--profile: %w", perr))
-				return
-			}
-			run.Profile = pr.Entries
-			for _, e := range pr.Entries {
-				if e.Function == "cleanup_net" {
-					run.WorkerNS = e.InclusiveNS
-				}
-			}
-		}()
+		defer func() { err = errors.Join(err, run.profiled(st.prof)) }()
 	}
-	slabSize := netnsstat.SlabSize()
-	base, ok := netnsstat.Objects()
-	start := time.Now()
-	stop := make(chan struct{})
-	var sampler sync.WaitGroup
-	var creating atomic.Bool
-	var drain atomic.Pointer[func(int)]
-	creating.Store(true)
-	sampler.Add(1)
-	go func() { // progress on every tick; backlog samples where the slab can be read
-		defer sampler.Done()
-		tick := time.NewTicker(every)
+	smp := startSampler(run, st)
+	err = run.timeSteps(ctx, st)
+	if !smp.ok || ctx.Err() != nil { // interrupted: released, not waited for
+		smp.stop()
+		return err
+	}
+	if st.drained != nil {
+		d := st.drained(int(st.released.Load()))
+		smp.drain.Store(&d)
+	}
+	if run.waitDrain(ctx); run.DrainMethod != "" {
+		if left := kickAndCount(smp.base); left > 0 {
+			err = errors.Join(err, fmt.Errorf("%d namespaces still allocated after the drain and a kick", left))
+		}
+	}
+	smp.stop()
+	run.sample(smp.start, smp.base, smp.slabSize, st.created.Load(), st.released.Load())
+	return err
+}
+
+// profiled stops the profile and keeps it, with the cleanup worker's time.
+func (run *Run) profiled(prof *kprofile.Profiler) error {
+	pr, err := prof.Stop(0, run.Namespaces) // shares of the worker's time
+	if err != nil {
+		return fmt.Errorf("--profile: %w", err)
+	}
+	run.Profile = pr.Entries
+	for _, e := range pr.Entries {
+		if e.Function == "cleanup_net" {
+			run.WorkerNS = e.InclusiveNS
+		}
+	}
+	return nil
+}
+
+// sampler ticks while measure runs: progress on every tick, and backlog
+// samples where the slab can be read (ok).
+type sampler struct {
+	start          time.Time
+	base, slabSize int
+	ok             bool
+	creating       atomic.Bool
+	drain          atomic.Pointer[func(int)]
+	done           chan struct{}
+	wg             sync.WaitGroup
+}
+
+func startSampler(run *Run, st steps) *sampler {
+	smp := &sampler{slabSize: netnsstat.SlabSize(), done: make(chan struct{})}
+	smp.base, smp.ok = netnsstat.Objects()
+	smp.start = time.Now()
+	smp.creating.Store(true)
+	smp.wg.Go(func() {
+		tick := time.NewTicker(st.every)
 		defer tick.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-smp.done:
 				return
 			case <-tick.C:
-				if ok {
-					run.sample(start, base, slabSize, created.Load(), released.Load())
+				if smp.ok {
+					run.sample(smp.start, smp.base, smp.slabSize, st.created.Load(), st.released.Load())
 				}
-				if progress != nil && creating.Load() {
-					progress(int(created.Load()))
+				if st.progress != nil && smp.creating.Load() {
+					st.progress(int(st.created.Load()))
 				}
-				if d := drain.Load(); d != nil && len(run.Series) > 0 {
-					(*d)(int(released.Load()) - run.Series[len(run.Series)-1].Backlog) // freed so far
+				if d := smp.drain.Load(); d != nil && len(run.Series) > 0 {
+					(*d)(int(st.released.Load()) - run.Series[len(run.Series)-1].Backlog) // freed so far
 				}
 			}
 		}
-	}()
+	})
+	return smp
+}
+
+func (smp *sampler) stop() {
+	close(smp.done)
+	smp.wg.Wait()
+}
+
+// timeSteps runs the body, timed with the CPU it cost, then exec and
+// release.
+func (run *Run) timeSteps(ctx context.Context, st steps) error {
+	start := time.Now()
 	user0, sys0 := result.CPU(true)
 	kbefore, _ := netnsstat.KernelCPU()
-	err = body()
-	creating.Store(false)
+	err := st.body()
 	run.CreateNS = time.Since(start).Nanoseconds()
-	run.Created, run.Interrupted = created.Load(), ctx.Err() != nil
-	if progress != nil {
-		progress(int(created.Load()))
+	run.Created, run.Interrupted = st.created.Load(), ctx.Err() != nil
+	if st.progress != nil {
+		st.progress(int(st.created.Load()))
 	}
 	user1, sys1 := result.CPU(true)
 	kafter, _ := netnsstat.KernelCPU()
 	run.UserNS, run.SysNS, run.KernelNS = user1-user0, sys1-sys0, int64(kafter-kbefore)
-	if n := created.Load(); n > 0 {
+	if n := st.created.Load(); n > 0 {
 		run.NetnsPerSec = float64(n) / time.Duration(run.CreateNS).Seconds()
 	}
 	if st.exec != nil && err == nil && ctx.Err() == nil {
 		err = st.exec()
 	}
-	if release != nil {
+	if st.release != nil {
 		t := time.Now()
-		err = errors.Join(err, release())
+		err = errors.Join(err, st.release())
 		run.ReleaseNS = time.Since(t).Nanoseconds()
 	}
-	if !ok || ctx.Err() != nil { // interrupted: released, not waited for
-		close(stop)
-		sampler.Wait()
-		return err
-	}
-	// The drain: until the cleanup worker has been idle for idleFor after
-	// the last release. The kernel frees the struct net of a cleanup run's
-	// namespaces only at the start of the next run, so the slab count alone
-	// never comes back; one empty namespace released afterwards (a "kick")
-	// starts that run, and the count then confirms that nothing was left.
-	if st.drained != nil {
-		d := st.drained(int(released.Load()))
-		drain.Store(&d)
-	}
+	return err
+}
+
+// waitDrain waits until the cleanup worker has been idle for idleFor after
+// the last release. The kernel frees the struct net of a cleanup run's
+// namespaces only at the start of the next run, so the slab count alone
+// never comes back; one empty namespace released afterwards (a "kick")
+// starts that run, and the count then confirms that nothing was left.
+func (run *Run) waitDrain(ctx context.Context) {
 	released0 := time.Now()
 	idleSince := time.Time{}
 	deadline := released0.Add(10 * time.Minute)
@@ -498,19 +542,10 @@ func measure(ctx context.Context, run *Run, st steps, created, released *atomic.
 		} else if now.Sub(idleSince) >= idleFor {
 			run.DrainNS = idleSince.Sub(released0).Nanoseconds()
 			run.DrainMethod = DrainMethod
-			break
+			return
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if run.DrainMethod != "" {
-		if left := kickAndCount(base); left > 0 {
-			err = errors.Join(err, fmt.Errorf("%d namespaces still allocated after the drain and a kick", left))
-		}
-	}
-	close(stop)
-	sampler.Wait()
-	run.sample(start, base, slabSize, created.Load(), released.Load())
-	return err
 }
 
 func (run *Run) sample(start time.Time, base, slabSize int, created, released int64) {
@@ -568,7 +603,8 @@ func Sequential(ctx context.Context, o SequentialOptions) (*Report, error) {
 		err := body()
 		released.Store(created.Load())
 		return err
-	}, drained: maker(o.Counter, "drain")}, &created, &released, 0, counter(o.Counter, "sequential", n), prof)
+	}, drained: maker(o.Counter, "drain"), created: &created, released: &released,
+		progress: counter(o.Counter, "sequential", n), prof: prof})
 	r.Runs = append(r.Runs, run)
 	return r, err
 }

@@ -84,73 +84,92 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Header: devbulk.NewHeader(), Scenario: "create"}
-	run := Run{Mode: "direct", Workers: 1, PerWorker: o.Count, Namespaces: o.Count, Payload: "none", ExecStep: o.ExecStep}
+	k := &keeper{o: o, m: m, parent: parent, step: step,
+		run: Run{Mode: "direct", Workers: 1, PerWorker: o.Count, Namespaces: o.Count, Payload: "none", ExecStep: o.ExecStep}}
 	if o.Payload.Name != "" {
-		run.Payload = o.Payload.Name
+		k.run.Payload = o.Payload.Name
 	}
-	var created, released atomic.Int64
-	body := func() error {
-		curve := newCurve(step, o.Count)
-		// Counted once mounted: release unmounts what was counted.
-		err := inFreshNamespaces(ctx, o.Count, nil, nil, func(i int) error {
-			if err := m.keep(i); err != nil {
-				return err
-			}
-			created.Add(1)
-			if o.Payload.items != nil {
-				if err := o.Payload.apply(parent, i, i == 0); err != nil {
-					return err
-				}
-			}
-			curve.point(int(created.Load()))
-			return nil
-		})
-		run.Rate = curve.points
-		return errors.Join(err, ctx.Err())
-	}
-	st := steps{body: body, drained: maker(o.Counter, "drain"), release: func() error {
-		for i := range int(created.Load()) {
-			if err := m.release(i); err != nil {
-				return err
-			}
-			released.Add(1)
-		}
-		return nil
-	}}
+	st := steps{body: func() error { return k.body(ctx) }, release: k.release, drained: maker(o.Counter, "drain"),
+		created: &k.created, released: &k.released, every: o.SampleEvery, progress: counter(o.Counter, "create", o.Count), prof: prof}
 	if o.ExecStep != "" {
-		st.exec = func() error {
-			curve, start := newCurve(step, o.Count), time.Now()
-			done := 0
-			defer func() {
-				run.ExecDone = done
-				elapsed := time.Since(start)
-				run.ExecNS, run.ExecRate = elapsed.Nanoseconds(), curve.points
-				run.ExecPerSec = float64(done) / elapsed.Seconds()
-			}()
-			n := int(created.Load())
-			bar := counter(o.Counter, "exec step", n)
-			for ; done < n && ctx.Err() == nil; done++ {
-				if err := netnsExec(ctx, m.path(done), o.ExecStep); err != nil {
-					if ctx.Err() != nil {
-						break // the step was killed by the interruption, not failed
-					}
-					return fmt.Errorf("exec step in namespace %d: %w", done, err)
-				}
-				curve.point(done + 1)
-				if bar != nil {
-					bar(done + 1)
-				}
-			}
-			run.Interrupted = run.Interrupted || ctx.Err() != nil
-			return ctx.Err()
-		}
+		st.exec = func() error { return k.exec(ctx) }
 	}
-	err = measure(ctx, &run, st, &created, &released, o.SampleEvery, counter(o.Counter, "create", o.Count), prof)
+	err = measure(ctx, &k.run, st)
 	if _, rerr := m.remove(); rerr != nil { // after a failed release: whatever is left
 		err = errors.Join(err, rerr)
 	}
-	r.Runs = append(r.Runs, run)
+	r.Runs = append(r.Runs, k.run)
 	return r, err
+}
+
+// keeper is Keep's run under way.
+type keeper struct {
+	o                 KeepOptions
+	m                 *mountRun
+	parent            netns.NsHandle // of the veth payload, or none
+	step              int            // namespaces between points of a rate curve
+	run               Run
+	created, released atomic.Int64
+}
+
+// body makes and keeps the namespaces, counted once mounted: release
+// unmounts what was counted.
+func (k *keeper) body(ctx context.Context) error {
+	curve := newCurve(k.step, k.o.Count)
+	err := inFreshNamespaces(ctx, k.o.Count, nil, nil, func(i int) error {
+		if err := k.m.keep(i); err != nil {
+			return err
+		}
+		k.created.Add(1)
+		if k.o.Payload.items != nil {
+			if err := k.o.Payload.apply(k.parent, i, i == 0); err != nil {
+				return err
+			}
+		}
+		curve.point(int(k.created.Load()))
+		return nil
+	})
+	k.run.Rate = curve.points
+	return errors.Join(err, ctx.Err())
+}
+
+// release unmounts every namespace kept.
+func (k *keeper) release() error {
+	for i := range int(k.created.Load()) {
+		if err := k.m.release(i); err != nil {
+			return err
+		}
+		k.released.Add(1)
+	}
+	return nil
+}
+
+// exec runs the exec step in each kept namespace, timed with its curve.
+func (k *keeper) exec(ctx context.Context) error {
+	curve, start := newCurve(k.step, k.o.Count), time.Now()
+	done := 0
+	defer func() {
+		k.run.ExecDone = done
+		elapsed := time.Since(start)
+		k.run.ExecNS, k.run.ExecRate = elapsed.Nanoseconds(), curve.points
+		k.run.ExecPerSec = float64(done) / elapsed.Seconds()
+	}()
+	n := int(k.created.Load())
+	bar := counter(k.o.Counter, "exec step", n)
+	for ; done < n && ctx.Err() == nil; done++ {
+		if err := netnsExec(ctx, k.m.path(done), k.o.ExecStep); err != nil {
+			if ctx.Err() != nil {
+				break // the step was killed by the interruption, not failed
+			}
+			return fmt.Errorf("exec step in namespace %d: %w", done, err)
+		}
+		curve.point(done + 1)
+		if bar != nil {
+			bar(done + 1)
+		}
+	}
+	k.run.Interrupted = k.run.Interrupted || ctx.Err() != nil
+	return ctx.Err()
 }
 
 // curve records a rate curve: a point every step, and at the last.

@@ -100,19 +100,18 @@ func (r *Report) writeComparisons(w io.Writer) error {
 	if len(r.Comparisons) == 0 {
 		return nil
 	}
-	fmt.Fprintln(w, "\nexec against direct, side by side (ratio = exec/direct: above 1, direct is faster)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\trounds\tdirect\texec\tratio\t95% CI\tp\tverdict\t")
+	rows := make([]devbulk.ComparisonRow, len(r.Comparisons))
 	var words []string
-	for _, c := range r.Comparisons {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t\n", c.Phase, c.N, result.FormatNS(c.MedianA),
-			result.FormatNS(c.MedianB), c.Ratio, c.CIText("%.2f", ""), c.PText(), c.Verdict)
+	for i, c := range r.Comparisons {
+		rows[i] = devbulk.ComparisonRow{Keys: []string{c.Phase}, Comparison: c.Comparison}
 		words = append(words, fmt.Sprintf("exec %s: %s", c.Phase, c.Words("round")))
 	}
-	if err := tw.Flush(); err != nil {
+	err := devbulk.WriteComparisons(w, "exec against direct, side by side (ratio = exec/direct: above 1, direct is faster)",
+		[]string{"phase"}, "rounds", rows)
+	if err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\nIn words:\n  %s\n", strings.Join(words, "\n  "))
+	_, err = fmt.Fprintf(w, "\nIn words:\n  %s\n", strings.Join(words, "\n  "))
 	return err
 }
 

@@ -99,29 +99,11 @@ func (c *Conn) ExecuteWith(ctx context.Context, reqs [][]byte, o ExecOptions) ([
 			markUnsent(res[i:], err)
 			break
 		}
-		// Fill one datagram: at most window requests, and smaller than the
-		// send buffer (the kernel refuses larger ones with EMSGSIZE).
-		out := c.buf[:0]
-		end := i
-		for end < len(reqs) && end-i < window {
-			if len(out) > 0 && len(out)+len(reqs[end]) > c.sndbuf-64 {
-				break
-			}
-			seq := c.nextSeq()
-			if err := stamp(reqs[end], seq, flags); err != nil {
-				markUnsent(res[i:], err)
-				return res, st, fmt.Errorf("request %d: %w", end, err)
-			}
-			if isDump(reqs[end]) {
-				markUnsent(res[i:], errDumpInExecute)
-				return res, st, fmt.Errorf("request %d: %w", end, errDumpInExecute)
-			}
-			pending[seq] = end
-			out = append(out, reqs[end]...)
-			end++
+		out, end, err := c.fill(reqs, i, window, flags, pending)
+		if err != nil {
+			markUnsent(res[i:], err)
+			return res, st, fmt.Errorf("request %d: %w", end, err)
 		}
-		c.buf = out[:0]
-
 		start := time.Now()
 		st.Sends++
 		if err := c.t.Send(out); err != nil {
@@ -158,6 +140,33 @@ func (c *Conn) ExecuteWith(ctx context.Context, reqs [][]byte, o ExecOptions) ([
 	}
 	st.LastWindow = window
 	return res, st, nil
+}
+
+// fill makes one datagram of reqs from i on: at most window requests,
+// and smaller than the send buffer (the kernel refuses larger ones with
+// EMSGSIZE). Each is stamped with its sequence number, noted in pending.
+// It returns the datagram (in c.buf) and the index past its last request,
+// or the index of the request it could not take and why.
+func (c *Conn) fill(reqs [][]byte, i, window int, flags uint16, pending map[uint32]int) ([]byte, int, error) {
+	out := c.buf[:0]
+	end := i
+	for end < len(reqs) && end-i < window {
+		if len(out) > 0 && len(out)+len(reqs[end]) > c.sndbuf-64 {
+			break
+		}
+		seq := c.nextSeq()
+		if err := stamp(reqs[end], seq, flags); err != nil {
+			return nil, end, err
+		}
+		if isDump(reqs[end]) {
+			return nil, end, errDumpInExecute
+		}
+		pending[seq] = end
+		out = append(out, reqs[end]...)
+		end++
+	}
+	c.buf = out[:0]
+	return out, end, nil
 }
 
 // drain reads every queued reply without blocking and settles the pending

@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,39 +45,64 @@ type Initramfs struct {
 
 // Write writes the initramfs as a gzip-compressed newc cpio archive.
 func (r *Initramfs) Write(w io.Writer) error {
+	files, err := r.hostFiles()
+	if err != nil {
+		return err
+	}
+	generated, err := r.generatedFiles(files)
+	if err != nil {
+		return err
+	}
+	zw := gzip.NewWriter(w)
+	cw := cpio.NewWriter(zw)
+	if err := r.writeArchive(cw, files, generated); err != nil {
+		return err
+	}
+	if err := cw.Close(); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// hostFiles are the host's programs the guest gets (devbulk, busybox, ip,
+// ipvsadm, with their libraries), by path in the guest.
+func (r *Initramfs) hostFiles() (map[string]string, error) {
 	files := map[string]string{} // path in the guest → path on the host
 	self := "/init"
 	if r.Shell != nil {
 		self = DevbulkPath
 	}
 	if err := addProgram(files, self, r.Devbulk); err != nil {
-		return fmt.Errorf("devbulk binary: %w", err)
+		return nil, fmt.Errorf("devbulk binary: %w", err)
 	}
 	if bb, err := exec.LookPath("busybox"); err == nil {
 		files["/bin/busybox"] = bb
 	}
 	if r.Shell != nil { // the init is busybox's sh, and it runs alone
 		if files["/bin/busybox"] == "" {
-			return errors.New("busybox not found: a fleet ramdisk's init is a busybox shell (apt-get install busybox-static)")
+			return nil, errors.New("busybox not found: a fleet ramdisk's init is a busybox shell (apt-get install busybox-static)")
 		}
 		if dyn, err := dynamic(files["/bin/busybox"]); err != nil || dyn {
-			return fmt.Errorf("%s is not a static busybox (%v): a fleet ramdisk needs one (apt-get install busybox-static)", files["/bin/busybox"], err)
+			return nil, fmt.Errorf("%s is not a static busybox (%v): a fleet ramdisk needs one (apt-get install busybox-static)", files["/bin/busybox"], err)
 		}
 	}
-	// iproute2's ip, for side-by-side comparisons in the guest. Busybox's ip
-	// applet would shadow it in busybox sh: it lives at /usr/sbin/ip.
-	if ip, err := exec.LookPath("ip"); err == nil {
-		if err := addProgram(files, "/usr/sbin/ip", ip); err != nil {
-			return fmt.Errorf("ip: %w", err)
-		}
-	}
+	// iproute2's ip, for side-by-side comparisons in the guest (busybox's
+	// ip applet would shadow it in busybox sh: it lives at /usr/sbin/ip);
 	// ipvsadm, where the host has it, for the classic form of ipvs
 	// payloads (netns churn --compare exec).
-	if ipvsadm, err := exec.LookPath("ipvsadm"); err == nil {
-		if err := addProgram(files, "/usr/sbin/ipvsadm", ipvsadm); err != nil {
-			return fmt.Errorf("ipvsadm: %w", err)
+	for _, prog := range []string{"ip", "ipvsadm"} {
+		if path, err := exec.LookPath(prog); err == nil {
+			if err := addProgram(files, "/usr/sbin/"+prog, path); err != nil {
+				return nil, fmt.Errorf("%s: %w", prog, err)
+			}
 		}
 	}
+	return files, nil
+}
+
+// generatedFiles are the files written from memory: r.Files, devbulk's
+// arguments, and the modules' dependencies (the modules join files).
+func (r *Initramfs) generatedFiles(files map[string]string) (map[string][]byte, error) {
 	generated := map[string][]byte{}
 	for p, b := range r.Files {
 		generated[p] = b
@@ -83,35 +110,27 @@ func (r *Initramfs) Write(w io.Writer) error {
 	if r.Shell == nil {
 		var err error
 		if generated[argsFile], err = json.Marshal(r.Args); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if r.Kernel.Modules != "" {
 		dep, err := addModules(files, r.Kernel, r.Modules)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		generated["/lib/modules/"+r.Kernel.Release+"/modules.dep"] = dep
 	}
+	return generated, nil
+}
 
-	zw := gzip.NewWriter(w)
-	cw := cpio.NewWriter(zw)
-	var all []string
-	for p := range files {
-		all = append(all, p)
-	}
-	for p := range generated {
-		all = append(all, p)
-	}
+// writeArchive writes the directories, the host's files, busybox's
+// applets, the generated files and a shell init.
+func (r *Initramfs) writeArchive(cw *cpio.Writer, files map[string]string, generated map[string][]byte) error {
+	all := slices.Concat(slices.Collect(maps.Keys(files)), slices.Collect(maps.Keys(generated)))
 	if err := writeDirs(cw, all); err != nil {
 		return err
 	}
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
 		if err := writeFile(cw, p, files[p]); err != nil {
 			return err
 		}
@@ -131,14 +150,9 @@ func (r *Initramfs) Write(w io.Writer) error {
 		}
 	}
 	if r.Shell != nil {
-		if err := writeBytes(cw, "/init", r.Shell, 0o755); err != nil {
-			return err
-		}
+		return writeBytes(cw, "/init", r.Shell, 0o755)
 	}
-	if err := cw.Close(); err != nil {
-		return err
-	}
-	return zw.Close()
+	return nil
 }
 
 // DevbulkPath is where devbulk is in a guest whose init is a shell.
