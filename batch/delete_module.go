@@ -23,7 +23,7 @@ func ModuleLoaded(k *devices.Kind) error {
 	loaded, err := kmod.Loaded(k.Module)
 	switch {
 	case err != nil:
-		return devbulk.NotSupported("%v, so %s cannot be unloaded", err, k.Module)
+		return devbulk.NotSupported("%w, so %s cannot be unloaded", err, k.Module)
 	case !loaded:
 		return devbulk.NotSupported("%s is built into this kernel or not loaded, so it cannot be unloaded", k.Module)
 	}

@@ -162,6 +162,20 @@ func notSupported(k *Kind, err error) error {
 	return devbulk.NotSupported("%w", err)
 }
 
+// Ready fails when this kernel cannot create links of kind k (Probe loads
+// a module it can), and returns the kind for k's lower devices (nil when
+// none can be created here).
+func Ready(k *Kind) (lower *Kind, err error) {
+	sup, err := Probe(k)
+	if err != nil {
+		return nil, fmt.Errorf("probing kinds: %w", err)
+	}
+	if err := Require(sup, k); err != nil {
+		return nil, err
+	}
+	return LowerKind(Works(sup)), nil
+}
+
 // LowerKinds lists the kinds devbulk makes as lower devices, first choice
 // first (Kind.LowerChoice).
 func LowerKinds() []*Kind {

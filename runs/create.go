@@ -2,8 +2,12 @@ package runs
 
 import (
 	"context"
+	"errors"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/owner"
 	"github.com/devbulk/devbulk/nlbatch"
 )
@@ -13,8 +17,22 @@ import (
 // the store: the record is saved before the first device is created, so a
 // killed devbulk leaves what `devbulk cleanup` needs, and again once every
 // device is created and looked up. On failure or Ctrl-C what was created is
-// deleted and the record removed.
+// deleted and the record removed. A kind the kernel does not know
+// ("Unknown device type": not built in, no module loaded) is probed once
+// (devices.Ready says why, or loads its module as the kernel's own
+// request_module would where there is no modprobe), then created again.
 func (s *Store) Create(ctx context.Context, conn *nlbatch.Conn, o batch.CreateOptions, ino uint64) (batch.Phase, *Record, error) {
+	p, rec, err := s.create(ctx, conn, o, ino)
+	if errors.Is(err, unix.EOPNOTSUPP) && ctx.Err() == nil {
+		if o.Lower, err = devices.Ready(o.Kind); err != nil {
+			return p, nil, err
+		}
+		p, rec, err = s.create(ctx, conn, o, ino)
+	}
+	return p, rec, err
+}
+
+func (s *Store) create(ctx context.Context, conn *nlbatch.Conn, o batch.CreateOptions, ino uint64) (batch.Phase, *Record, error) {
 	recs, _, err := s.Load()
 	if err != nil {
 		return batch.Phase{}, nil, err

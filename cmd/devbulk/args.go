@@ -46,14 +46,17 @@ func commandLine(app *cli.App, args []string) ([]string, error) {
 	if passOn[cmd.Name] {
 		return args, nil
 	}
-	out := slices.Clone(args[:i+1])
-	var flags, positional []string
-	rest := args[i+1:]
+	flags, positional := flagsFirst(cmd, args[i+1:])
+	return append(append(slices.Clone(args[:i+1]), flags...), positional...), nil
+}
+
+// flagsFirst splits a command's arguments into its flags (with their
+// values) and the rest, in order; everything after "--" is the rest.
+func flagsFirst(cmd *cli.Command, rest []string) (flags, positional []string) {
 	for j := 0; j < len(rest); j++ {
 		a := rest[j]
 		if a == "--" {
-			positional = append(positional, rest[j:]...)
-			break
+			return flags, append(positional, rest[j:]...)
 		}
 		f := flagNamed(cmd, a)
 		if f == nil {
@@ -66,7 +69,7 @@ func commandLine(app *cli.App, args []string) ([]string, error) {
 			flags = append(flags, rest[j])
 		}
 	}
-	return append(append(out, flags...), positional...), nil
+	return flags, positional
 }
 
 func unknown(what, name string, cmds []*cli.Command) error {

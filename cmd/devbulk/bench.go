@@ -75,34 +75,36 @@ func benchOptionsOf(c *cli.Context) (bench.Options, error) {
 	if o.Repeat, err = intFlag(c, "repeat", 1, 100); err != nil {
 		return o, err
 	}
-	switch c.String("compare") {
-	case "":
-	case "iproute2":
-		o.Compare = true
-	default:
+	if o.Compare = c.String("compare") == "iproute2"; !o.Compare && c.String("compare") != "" {
 		return o, usagef("--compare %q: the only comparison is iproute2", c.String("compare"))
 	}
-	check := func(k *devices.Kind) error {
-		if o.Counts, err = counts(c.String("count"), k); err != nil {
-			return err
-		}
-		for _, n := range o.Counts {
-			if _, err := deviceOptions(c, k, bench.Prefix, n); err != nil {
-				return err
-			}
-		}
-		o.Deletes, err = deleteStrategies(c.String("delete"))
-		return err
+	if err := benchCounts(c, &o); err != nil {
+		return o, err
 	}
-	limits := o.Kind
-	if limits == nil {
-		limits = devices.LowerKinds()[0] // the default kinds share their limits
-	}
-	if err := check(limits); err != nil {
+	if o.Deletes, err = deleteStrategies(c.String("delete")); err != nil {
 		return o, err
 	}
 	o.Workers, err = workers(c, o.Deletes...)
 	return o, err
+}
+
+// benchCounts reads --count and checks the kind's options at every count,
+// against the limits of the kind (the default kinds share theirs).
+func benchCounts(c *cli.Context, o *bench.Options) error {
+	limits := o.Kind
+	if limits == nil {
+		limits = devices.LowerKinds()[0]
+	}
+	var err error
+	if o.Counts, err = counts(c.String("count"), limits); err != nil {
+		return err
+	}
+	for _, n := range o.Counts {
+		if _, err := deviceOptions(c, limits, bench.Prefix, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // runBench runs the cycles, with progress on a terminal, and prints the

@@ -99,6 +99,12 @@ func runCheck(c *cli.Context) error {
 		}
 		return printCheck(c, a, m, runErr)
 	}
+	return runOneKernel(c, a)
+}
+
+// runOneKernel runs the suite on one kernel (this one, or a's only VM
+// kernel), saves the results when asked, and prints the comparison.
+func runOneKernel(c *cli.Context, a *checkArgs) error {
 	var kernel *vm.Kernel
 	if len(a.kernels) == 1 {
 		kernel = a.kernels[0]
@@ -139,45 +145,62 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	if a.format == "lava" && (c.String("svg") != "" || c.String("save") != "") {
 		return nil, usagef("--format lava reports to LAVA: it goes with neither --svg nor --save")
 	}
+	if err := a.readKernels(c); err != nil {
+		return nil, err
+	}
+	a.opts = check.RunOptions{Progress: progress(c), Counter: counter(c), MountDir: mountDir(), Here: c.Bool("here"), Label: c.String("label")}
+	if len(a.kernels) > 0 {
+		return a, nil
+	}
+	return a, a.here()
+}
+
+// here prepares a run on this kernel: its payloads probed, and the VM its
+// guest-only scenarios need, or why there is none.
+func (a *checkArgs) here() error {
+	if err := needNetAdmin(); err != nil {
+		return err
+	}
+	if err := a.suite.ProbePayloads(); err != nil {
+		return err
+	}
+	if a.suite.NeedsVM() && !vm.IsGuest() && !a.opts.Here {
+		var err error
+		if a.opts.VM, err = checkVM("debian"); err != nil {
+			a.opts.VMUnavailable = "needs the VM: " + err.Error()
+		}
+	}
+	return nil
+}
+
+// readKernels reads --vm-kernel, with the flags that depend on how many
+// kernels there are.
+func (a *checkArgs) readKernels(c *cli.Context) error {
 	specs := c.StringSlice("vm-kernel")
 	switch {
 	case a.rounds > 1 && len(specs) < 2:
-		return nil, usagef("--rounds interleaves the boots of several kernels: give two or more --vm-kernel")
+		return usagef("--rounds interleaves the boots of several kernels: give two or more --vm-kernel")
 	case c.Bool("here") && len(specs) > 0:
-		return nil, usagef("--here runs every scenario on this kernel: it goes with no --vm-kernel")
+		return usagef("--here runs every scenario on this kernel: it goes with no --vm-kernel")
 	case a.format == "lava" && len(specs) >= 2:
-		return nil, usagef("--format lava reports one kernel's check: give at most one --vm-kernel")
+		return usagef("--format lava reports one kernel's check: give at most one --vm-kernel")
 	case len(specs) > check.MaxKernels:
-		return nil, usagef("--vm-kernel: at most %d kernel configurations", check.MaxKernels)
+		return usagef("--vm-kernel: at most %d kernel configurations", check.MaxKernels)
 	case len(specs) >= 2 && a.base != nil:
-		return nil, usagef("--baseline and several --vm-kernel: the first kernel is the reference")
+		return usagef("--baseline and several --vm-kernel: the first kernel is the reference")
 	case len(specs) >= 2 && c.String("save") != "":
-		return nil, usagef("--save and several --vm-kernel: save one kernel's results at a time")
+		return usagef("--save and several --vm-kernel: save one kernel's results at a time")
 	case c.String("svg") != "" && a.base == nil && len(specs) < 2:
-		return nil, usagef("--svg draws the comparison: give --baseline FILE or several --vm-kernel")
+		return usagef("--svg draws the comparison: give --baseline FILE or several --vm-kernel")
 	}
 	for _, spec := range specs {
 		k, err := checkVM(spec)
 		if err != nil {
-			return nil, fmt.Errorf("--vm-kernel %s: %w", spec, err)
+			return fmt.Errorf("--vm-kernel %s: %w", spec, err)
 		}
 		a.kernels = append(a.kernels, k)
 	}
-	a.opts = check.RunOptions{Progress: progress(c), Counter: counter(c), MountDir: mountDir(), Here: c.Bool("here"), Label: c.String("label")}
-	if len(a.kernels) == 0 {
-		if err := needNetAdmin(); err != nil {
-			return nil, err
-		}
-		if err := a.suite.ProbePayloads(); err != nil {
-			return nil, err
-		}
-		if a.suite.NeedsVM() && !vm.IsGuest() && !a.opts.Here {
-			if a.opts.VM, err = checkVM("debian"); err != nil {
-				a.opts.VMUnavailable = "needs the VM: " + err.Error()
-			}
-		}
-	}
-	return a, nil
+	return nil
 }
 
 // outcome is what a check prints: one kernel's comparison (check.Report)
@@ -244,34 +267,12 @@ func (a *checkArgs) readSaved(c *cli.Context, paths []string) error {
 	var runs []*check.Results
 	var notes []string // said once the arguments are known to be good
 	for _, path := range paths {
-		f, err := os.Open(path)
-		if err != nil {
-			return usage(err)
+		r, note, err := a.readSavedFile(path, len(paths))
+		if err != nil || a.matrix != nil {
+			return err
 		}
-		b, err := io.ReadAll(io.LimitReader(f, maxResultsFile+1))
-		f.Close()
-		if err != nil {
-			return usage(err)
-		}
-		if len(b) > maxResultsFile {
-			return usagef("--results %s: larger than %d MiB: not a log or results devbulk reads", path, maxResultsFile>>20)
-		}
-		if m, err := check.ReadMatrix(bytes.NewReader(b)); err == nil {
-			if len(paths) > 1 || a.base != nil {
-				return usagef("--results %s is a kernel matrix: give it alone, without --baseline, to print it", path)
-			}
-			a.matrix = m
-			return nil
-		}
-		r, damaged, err := readRun(b)
-		if err != nil {
-			return usagef("--results %s: %v", path, err)
-		}
-		if damaged != "" {
-			notes = append(notes, fmt.Sprintf("--results %s: %s; read from its test cases instead (each scenario's headline)", path, damaged))
-		}
-		if r.Meta.Label == "" && r.Meta.Kernel == lava.UnknownKernel {
-			r.Meta.Label = filepath.Base(path) // an export: its column is its file
+		if note != "" {
+			notes = append(notes, note)
 		}
 		runs = append(runs, r)
 	}
@@ -291,6 +292,51 @@ func (a *checkArgs) readSaved(c *cli.Context, paths []string) error {
 	var err error
 	a.matrix, err = check.MatrixOf(a.threshold, runs...)
 	return err
+}
+
+// readSavedFile reads one of the files (of n) --results names: a run, with
+// a note when it was damaged, or a kernel matrix (a.matrix).
+func (a *checkArgs) readSavedFile(path string, n int) (*check.Results, string, error) {
+	b, err := readResultsFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	if m, err := check.ReadMatrix(bytes.NewReader(b)); err == nil {
+		if n > 1 || a.base != nil {
+			return nil, "", usagef("--results %s is a kernel matrix: give it alone, without --baseline, to print it", path)
+		}
+		a.matrix = m
+		return nil, "", nil
+	}
+	r, damaged, err := readRun(b)
+	if err != nil {
+		return nil, "", usagef("--results %s: %v", path, err)
+	}
+	note := ""
+	if damaged != "" {
+		note = fmt.Sprintf("--results %s: %s; read from its test cases instead (each scenario's headline)", path, damaged)
+	}
+	if r.Meta.Label == "" && r.Meta.Kernel == lava.UnknownKernel {
+		r.Meta.Label = filepath.Base(path) // an export: its column is its file
+	}
+	return r, note, nil
+}
+
+// readResultsFile reads one file --results names, up to maxResultsFile.
+func readResultsFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usage(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxResultsFile+1))
+	if err != nil {
+		return nil, usage(err)
+	}
+	if len(b) > maxResultsFile {
+		return nil, usagef("--results %s: larger than %d MiB: not a log or results devbulk reads", path, maxResultsFile>>20)
+	}
+	return b, nil
 }
 
 // maxResultsFile bounds what --results reads (a default-suite job's log is

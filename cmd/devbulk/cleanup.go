@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,45 +24,55 @@ func cleanupCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "also remove the runs devbulk create completed"},
 		},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			if err := needNetAdmin(); err != nil {
-				return err
-			}
-			store, err := openStore()
-			if err != nil {
-				return err
-			}
-			done, err := store.Cleanup(c.Context, c.Bool("all"))
-			if err != nil {
-				return err
-			}
-			var errs []error
-			for _, d := range done {
-				fmt.Fprintln(c.App.Writer, d.What)
-				errs = append(errs, d.Err)
-			}
-			runs, err := netnsbench.Cleanup(mountDir())
-			errs = append(errs, err)
-			for _, r := range runs {
-				fmt.Fprintf(c.App.Writer, "netns create run %s: released %d namespaces\n", r.Dir, r.Namespaces)
-			}
-			dirs, err := vm.CleanupWorkDirs()
-			errs = append(errs, err)
-			for _, d := range dirs {
-				fmt.Fprintf(c.App.Writer, "vm work directory %s: removed\n", d)
-			}
-			jobs, err := lava.CleanupWorkDirs()
-			errs = append(errs, err)
-			for _, d := range jobs {
-				fmt.Fprintf(c.App.Writer, "lava run work directory %s (and lava-run's job directory): removed\n", d)
-			}
-			if len(done)+len(runs)+len(dirs)+len(jobs) == 0 {
-				fmt.Fprintln(c.App.Writer, "nothing to clean up")
-			}
-			return errors.Join(errs...)
-		},
+		Action: cleanup,
 	}
+}
+
+func cleanup(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	if err := needNetAdmin(); err != nil {
+		return err
+	}
+	store, err := openStore()
+	if err != nil {
+		return err
+	}
+	done, err := store.Cleanup(c.Context, c.Bool("all"))
+	if err != nil {
+		return err
+	}
+	var lines []string
+	var errs []error
+	for _, d := range done {
+		lines = append(lines, d.What)
+		errs = append(errs, d.Err)
+	}
+	more, err := cleanupWorkDirs()
+	lines = append(lines, more...)
+	if len(lines) == 0 {
+		lines = append(lines, "nothing to clean up")
+	}
+	fmt.Fprintln(c.App.Writer, strings.Join(lines, "\n"))
+	return errors.Join(append(errs, err)...)
+}
+
+// cleanupWorkDirs removes what a killed netns create, vm or lava run left,
+// a line for each.
+func cleanupWorkDirs() ([]string, error) {
+	var lines []string
+	runs, nerr := netnsbench.Cleanup(mountDir())
+	for _, r := range runs {
+		lines = append(lines, fmt.Sprintf("netns create run %s: released %d namespaces", r.Dir, r.Namespaces))
+	}
+	dirs, verr := vm.CleanupWorkDirs()
+	for _, d := range dirs {
+		lines = append(lines, fmt.Sprintf("vm work directory %s: removed", d))
+	}
+	jobs, lerr := lava.CleanupWorkDirs()
+	for _, d := range jobs {
+		lines = append(lines, fmt.Sprintf("lava run work directory %s (and lava-run's job directory): removed", d))
+	}
+	return lines, errors.Join(nerr, verr, lerr)
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
@@ -48,23 +46,17 @@ func create(c *cli.Context) error {
 	defer ns.Close()
 	o.NS, o.Netns = ns, c.String("netns")
 	// The kinds are probed (in a scratch namespace) only where a lower
-	// kind must be chosen, or once the kernel did not know the kind: a
-	// scripted create costs what its requests cost.
+	// kind must be chosen, or once the kernel did not know the kind
+	// (Store.Create): a scripted create costs what its requests cost.
 	if o.Kind.NeedsLower && len(o.Parents) == 0 {
-		if err := probeFor(&o); err != nil {
+		if o.Lower, err = devices.Ready(o.Kind); err != nil {
 			return err
 		}
 	}
-	store, err := openStore()
+	store, err := surveyedStore(c)
 	if err != nil {
 		return err
 	}
-	bad, stale, err := store.Survey()
-	if err != nil {
-		return err
-	}
-	warnBad(c, bad)
-	warnStale(c, stale)
 	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
 	if err != nil {
 		return err
@@ -74,33 +66,26 @@ func create(c *cli.Context) error {
 		o.Progress = mk("create "+o.Kind.Name, o.Devices.Count)
 	}
 	p, rec, err := store.Create(c.Context, conn, o, ino)
-	if errors.Is(err, unix.EOPNOTSUPP) && c.Context.Err() == nil {
-		// "Unknown device type": not built in, and no module loaded. The
-		// probe says why, or loads the module (as the kernel's own
-		// request_module would, where there is no modprobe): then again.
-		if err := probeFor(&o); err != nil {
-			return err
-		}
-		p, rec, err = store.Create(c.Context, conn, o, ino)
-	}
 	if err != nil {
 		return err
 	}
 	return printCreated(c, p, rec)
 }
 
-// probeFor fails when this kernel cannot create o's kind, and chooses the
-// kind of its lower devices.
-func probeFor(o *batch.CreateOptions) error {
-	works, sup, err := support(o.Kind)
+// surveyedStore opens the store and warns of its malformed and stale
+// records.
+func surveyedStore(c *cli.Context) (*runs.Store, error) {
+	store, err := openStore()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := devices.Require(sup, o.Kind); err != nil {
-		return err
+	bad, stale, err := store.Survey()
+	if err != nil {
+		return nil, err
 	}
-	o.Lower = devices.LowerKind(works)
-	return nil
+	warnBad(c, bad)
+	warnStale(c, stale)
+	return store, nil
 }
 
 // createOptionsOf reads the create's flags (the namespace is opened apart).

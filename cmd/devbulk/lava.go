@@ -63,27 +63,13 @@ func lavaJob(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	base, err := readResults(c, "baseline")
+	baseline, err := baselineJSON(c)
 	if err != nil {
 		return err
 	}
-	var baseline []byte
-	if base != nil {
-		if baseline, err = json.Marshal(base); err != nil {
-			return err
-		}
-	}
-	dir, err := filepath.Abs(c.String("artifacts"))
+	dir, at, err := artifactsAt(c)
 	if err != nil {
-		return usage(err)
-	}
-	at := "file://" + dir
-	if u := c.String("url-base"); u != "" {
-		p, err := url.Parse(u)
-		if err != nil || (p.Scheme != "https" && p.Scheme != "http" && p.Scheme != "file") || p.Path == "" && p.Host == "" {
-			return usagef("--url-base %q: want https://HOST/PATH (or http://, file://) where the fleet serves the artifacts", u)
-		}
-		at = u
+		return err
 	}
 	k, err := findKernel(c.String("kernel"))
 	if err != nil {
@@ -93,21 +79,55 @@ func lavaJob(c *cli.Context) error {
 		return usagef("--artifacts %s already holds %s: devbulk does not replace them; give an empty or new directory", c.String("artifacts"), strings.Join(there, " and "))
 	}
 	// Everything is checked: the directory is the first thing written.
-	made, err := writableDir(dir)
-	if err != nil {
-		return usagef("--artifacts %s: %v", c.String("artifacts"), err)
-	}
-	err = lava.Artifacts(dir, lava.ArtifactOptions{Kernel: k, Modules: netnsbench.GuestModules(), Suite: suiteJSON, Baseline: baseline})
-	if err != nil {
-		if made {
-			os.Remove(dir) // only while empty: what devbulk made, and nothing else
-		}
+	if err := writeArtifacts(c, dir, lava.ArtifactOptions{Kernel: k, Modules: netnsbench.GuestModules(), Suite: suiteJSON, Baseline: baseline}); err != nil {
 		return err
 	}
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "devbulk: wrote %s and %s in %s for %s\n", lava.KernelFile, lava.RamdiskFile, dir, k.Describe())
 	}
 	return lava.Job(c.App.Writer, lava.JobOptions{Kernel: k, URL: at, Suite: suite.Name, Baseline: baseline != nil, ThresholdPct: threshold, MemMiB: mem})
+}
+
+// baselineJSON is --baseline's results as the job carries them, or nil.
+func baselineJSON(c *cli.Context) ([]byte, error) {
+	base, err := readResults(c, "baseline")
+	if err != nil || base == nil {
+		return nil, err
+	}
+	return json.Marshal(base)
+}
+
+// artifactsAt is where the artifacts go (--artifacts, absolute) and the
+// URL the fleet fetches them from (--url-base, else a file:// URL).
+func artifactsAt(c *cli.Context) (dir, at string, err error) {
+	if dir, err = filepath.Abs(c.String("artifacts")); err != nil {
+		return "", "", usage(err)
+	}
+	at = "file://" + dir
+	if u := c.String("url-base"); u != "" {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "https" && p.Scheme != "http" && p.Scheme != "file") || p.Path == "" && p.Host == "" {
+			return "", "", usagef("--url-base %q: want https://HOST/PATH (or http://, file://) where the fleet serves the artifacts", u)
+		}
+		at = u
+	}
+	return dir, at, nil
+}
+
+// writeArtifacts writes the kernel and ramdisk into dir, made if missing
+// (and removed again, while empty, if writing fails).
+func writeArtifacts(c *cli.Context, dir string, o lava.ArtifactOptions) error {
+	made, err := writableDir(dir)
+	if err != nil {
+		return usagef("--artifacts %s: %v", c.String("artifacts"), err)
+	}
+	if err := lava.Artifacts(dir, o); err != nil {
+		if made {
+			os.Remove(dir) // only while empty: what devbulk made, and nothing else
+		}
+		return err
+	}
+	return nil
 }
 
 // writableDir makes dir if it is missing (made says so; not its parents) and checks that a
@@ -165,10 +185,8 @@ func lavaRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	switch c.String("accel") {
-	case "", "kvm", "tcg":
-	default:
-		return usagef("--accel %q: valid are kvm and tcg", c.String("accel"))
+	if err := accelFlag(c); err != nil {
+		return err
 	}
 	job, err := lava.ReadJob(c.Args().First())
 	if err != nil { // not devbulk's, or not a file to read: bad input
@@ -191,6 +209,11 @@ func lavaRun(c *cli.Context) error {
 	if err := run.WriteTable(c.App.Writer); err != nil {
 		return err
 	}
+	return lavaStatus(run)
+}
+
+// lavaStatus is devbulk check's exit status for a job's result.
+func lavaStatus(run *lava.Run) error {
 	switch run.CheckResult() {
 	case lava.Pass:
 		return nil

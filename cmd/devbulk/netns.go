@@ -18,46 +18,53 @@ func netnsCommand() *cli.Command {
 	series := &cli.StringFlag{Name: "series", Usage: "write the backlog time series to `FILE` (CSV)"}
 	profile := &cli.BoolFlag{Name: "profile", Usage: "break the cleanup worker's time down by pernet exit handler and RCU wait " +
 		"(function_graph, and the kernel's pernet list read from /proc/kcore; in devbulk vm, or where tracing is allowed)"}
+	common := []cli.Flag{profile, series, jsonFlag, svgFlag, quietFlag, explainFlag}
 	return &cli.Command{
-		Name:  "netns",
-		Usage: "network-namespace creation and dismantle benchmarks, with the kernel's drain",
-		Subcommands: []*cli.Command{
-			{
-				Name:  "churn",
-				Usage: "W workers each create, load and release N namespaces",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "workers", Value: "2", Usage: "parallel workers (1..1024)"},
-					&cli.StringFlag{Name: "per-worker", Value: "100", Usage: "namespaces per worker"},
-					payloadFlag("lo-up"),
-					&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the payload's classic shell form, unshare -n sh -c '...' (ip link set lo up, " +
-						"sysctl -w, ipvsadm -A), side by side (the order alternating round by round)"},
-					&cli.StringFlag{Name: "repeat", Value: "1", Usage: "rounds (1..100); each waits for the kernel to free the namespaces of the run before it"},
-					profile, series, jsonFlag, svgFlag, quietFlag, explainFlag,
-				},
-				Action: churn,
-			},
-			{
-				Name: "create",
-				Usage: "create and keep N namespaces (bind-mounted under " + mountDir() + "), with the creation rate every K, " +
-					"then release them all and time the drain",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"},
-					payloadFlag(""),
-					&cli.BoolFlag{Name: "veth", Usage: "give each namespace a veth pair to a parent namespace devbulk makes for the run (--payload veth:1)"},
-					&cli.StringFlag{Name: "exec-step", Usage: "once all are made, run `CMD` in each the way ip netns exec does (setns, a private mount " +
-						"namespace, /sys remounted): a second phase with its own rate curve"},
-					&cli.StringFlag{Name: "step", Usage: "report the creation rate every `K` namespaces (default: count/20)"},
-					profile, series, jsonFlag, svgFlag, quietFlag, explainFlag,
-				},
-				Action: netnsCreate,
-			},
-			{
-				Name:   "sequential",
-				Usage:  "one thread doing unshare(CLONE_NEWNET) in a loop: creation time and CPU apart from the drain",
-				Flags:  []cli.Flag{&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"}, profile, series, jsonFlag, svgFlag, quietFlag, explainFlag},
-				Action: sequential,
-			},
-		},
+		Name:        "netns",
+		Usage:       "network-namespace creation and dismantle benchmarks, with the kernel's drain",
+		Subcommands: []*cli.Command{netnsChurnCommand(common), netnsCreateCommand(common), netnsSequentialCommand(common)},
+	}
+}
+
+func netnsChurnCommand(common []cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:  "churn",
+		Usage: "W workers each create, load and release N namespaces",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "workers", Value: "2", Usage: "parallel workers (1..1024)"},
+			&cli.StringFlag{Name: "per-worker", Value: "100", Usage: "namespaces per worker"},
+			payloadFlag("lo-up"),
+			&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the payload's classic shell form, unshare -n sh -c '...' (ip link set lo up, " +
+				"sysctl -w, ipvsadm -A), side by side (the order alternating round by round)"},
+			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "rounds (1..100); each waits for the kernel to free the namespaces of the run before it"},
+		}, common...),
+		Action: churn,
+	}
+}
+
+func netnsCreateCommand(common []cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name: "create",
+		Usage: "create and keep N namespaces (bind-mounted under " + mountDir() + "), with the creation rate every K, " +
+			"then release them all and time the drain",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"},
+			payloadFlag(""),
+			&cli.BoolFlag{Name: "veth", Usage: "give each namespace a veth pair to a parent namespace devbulk makes for the run (--payload veth:1)"},
+			&cli.StringFlag{Name: "exec-step", Usage: "once all are made, run `CMD` in each the way ip netns exec does (setns, a private mount " +
+				"namespace, /sys remounted): a second phase with its own rate curve"},
+			&cli.StringFlag{Name: "step", Usage: "report the creation rate every `K` namespaces (default: count/20)"},
+		}, common...),
+		Action: netnsCreate,
+	}
+}
+
+func netnsSequentialCommand(common []cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:   "sequential",
+		Usage:  "one thread doing unshare(CLONE_NEWNET) in a loop: creation time and CPU apart from the drain",
+		Flags:  append([]cli.Flag{&cli.StringFlag{Name: "count", Value: "1000", Usage: "namespaces"}}, common...),
+		Action: sequential,
 	}
 }
 

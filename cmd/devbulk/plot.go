@@ -20,36 +20,38 @@ func plotCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the SVG `FILE` (- for stdout; default: stdout, or RESULT.svg when stdout is a terminal)"},
 		},
-		Action: func(c *cli.Context) error {
-			if c.Args().Len() != 1 {
-				return usagef("plot takes one result document (bench --json, netns --json, check --baseline F --format json)")
-			}
-			b, err := os.ReadFile(c.Args().First())
-			if err != nil {
-				return usage(err)
-			}
-			p, err := charts.FromDocument(b)
-			if err != nil {
-				return usagef("%s: %v", c.Args().First(), err)
-			}
-			out := c.String("output")
-			switch {
-			case out == "" && isTerminal(1):
-				// An SVG is no reading for a terminal: a file beside the
-				// document's name, said where.
-				out = strings.TrimSuffix(filepath.Base(c.Args().First()), ".json") + ".svg"
-				if _, err := os.Lstat(out); err == nil {
-					return usagef("stdout is a terminal and %s exists: give -o FILE (or -o - for stdout)", out)
-				}
-				if err := writeFile(out, func(w io.Writer) error { return charts.WriteSVG(w, p) }); err != nil {
-					return err
-				}
-				fmt.Fprintf(c.App.ErrWriter, "devbulk: wrote %s (stdout is a terminal; -o - writes there)\n", out)
-				return nil
-			case out == "" || out == "-":
-				return charts.WriteSVG(c.App.Writer, p)
-			}
-			return writeFile(out, func(w io.Writer) error { return charts.WriteSVG(w, p) })
-		},
+		Action: plotDocument,
 	}
+}
+
+func plotDocument(c *cli.Context) error {
+	if c.Args().Len() != 1 {
+		return usagef("plot takes one result document (bench --json, netns --json, check --baseline F --format json)")
+	}
+	b, err := os.ReadFile(c.Args().First())
+	if err != nil {
+		return usage(err)
+	}
+	p, err := charts.FromDocument(b)
+	if err != nil {
+		return usagef("%s: %v", c.Args().First(), err)
+	}
+	out := c.String("output")
+	switch {
+	case out == "" && isTerminal(1):
+		// An SVG is no reading for a terminal: a file beside the
+		// document's name, said where.
+		out = strings.TrimSuffix(filepath.Base(c.Args().First()), ".json") + ".svg"
+		if _, err := os.Lstat(out); err == nil {
+			return usagef("stdout is a terminal and %s exists: give -o FILE (or -o - for stdout)", out)
+		}
+		if err := writeFile(out, func(w io.Writer) error { return charts.WriteSVG(w, p) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.ErrWriter, "devbulk: wrote %s (stdout is a terminal; -o - writes there)\n", out)
+		return nil
+	case out == "" || out == "-":
+		return charts.WriteSVG(c.App.Writer, p)
+	}
+	return writeFile(out, func(w io.Writer) error { return charts.WriteSVG(w, p) })
 }

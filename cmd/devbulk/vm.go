@@ -84,37 +84,15 @@ func vmConfigOf(c *cli.Context) (vm.Config, []*vm.Kernel, error) {
 	if m := c.Int("mem"); m < 256 || m > 65536 {
 		return cfg, nil, usagef("--mem %d out of range: 256..65536 MiB", m)
 	}
-	switch c.String("accel") {
-	case "", "kvm", "tcg":
-	default:
-		return cfg, nil, usagef("--accel %q: valid are kvm and tcg", c.String("accel"))
+	if err := accelFlag(c); err != nil {
+		return cfg, nil, err
 	}
 	if c.Duration("timeout") <= 0 {
 		return cfg, nil, usagef("--timeout %s out of range: a positive duration, as in 30m", c.Duration("timeout"))
 	}
-	specs := c.StringSlice("kernel")
-	if len(specs) > check.MaxKernels {
-		return cfg, nil, usagef("--kernel: at most %d kernels", check.MaxKernels)
-	}
-	var kernels []*vm.Kernel
-	for _, spec := range specs {
-		k, err := findKernel(spec)
-		if err != nil {
-			return cfg, nil, fmt.Errorf("--kernel %s: %w", spec, err)
-		}
-		k.Append = strings.TrimSpace(k.Append + " " + c.String("append"))
-		kernels = append(kernels, k)
-	}
-	if dir := c.String("modules"); dir != "" {
-		if len(kernels) != 1 || kernels[0].Package != "" {
-			return cfg, nil, usagef("--modules goes with one --kernel PATH (a Debian kernel brings its own)")
-		}
-		k, err := vm.LocalKernel(kernels[0].Vmlinuz, dir)
-		if err != nil {
-			return cfg, nil, usage(err)
-		}
-		k.Name, k.Append = kernels[0].Name, kernels[0].Append
-		kernels[0] = k
+	kernels, err := vmKernels(c)
+	if err != nil {
+		return cfg, nil, err
 	}
 	cfg = vm.Config{Modules: netnsbench.GuestModules(), CPUs: c.Int("cpus"), MemMiB: c.Int("mem"), Accel: c.String("accel"),
 		// Always, not only on a terminal: which accelerator and kernel ran
@@ -123,6 +101,45 @@ func vmConfigOf(c *cli.Context) (vm.Config, []*vm.Kernel, error) {
 		Progress: isTerminal(2), // the guest's progress, as lines, while it runs
 	}
 	return cfg, kernels, nil
+}
+
+// accelFlag checks --accel.
+func accelFlag(c *cli.Context) error {
+	switch c.String("accel") {
+	case "", "kvm", "tcg":
+		return nil
+	}
+	return usagef("--accel %q: valid are kvm and tcg", c.String("accel"))
+}
+
+// vmKernels finds the kernels --kernel names (none: the default), with
+// --append and --modules.
+func vmKernels(c *cli.Context) ([]*vm.Kernel, error) {
+	specs := c.StringSlice("kernel")
+	if len(specs) > check.MaxKernels {
+		return nil, usagef("--kernel: at most %d kernels", check.MaxKernels)
+	}
+	var kernels []*vm.Kernel
+	for _, spec := range specs {
+		k, err := findKernel(spec)
+		if err != nil {
+			return nil, fmt.Errorf("--kernel %s: %w", spec, err)
+		}
+		k.Append = strings.TrimSpace(k.Append + " " + c.String("append"))
+		kernels = append(kernels, k)
+	}
+	if dir := c.String("modules"); dir != "" {
+		if len(kernels) != 1 || kernels[0].Package != "" {
+			return nil, usagef("--modules goes with one --kernel PATH (a Debian kernel brings its own)")
+		}
+		k, err := vm.LocalKernel(kernels[0].Vmlinuz, dir)
+		if err != nil {
+			return nil, usage(err)
+		}
+		k.Name, k.Append = kernels[0].Name, kernels[0].Append
+		kernels[0] = k
+	}
+	return kernels, nil
 }
 
 // errSilent is an exit status whose message was already printed (by the guest).
