@@ -65,8 +65,8 @@ type Value struct {
 	Unit  string  `json:"unit"`
 }
 
-// NewMeta describes this machine and kernel now.
-func NewMeta(suite string) Meta { return MetaFor(devbulk.NewHeader(), suite) }
+// newMeta describes this machine and kernel now.
+func newMeta(suite string) Meta { return MetaFor(devbulk.NewHeader(), suite) }
 
 // MetaFor completes a result document's header (made on this machine).
 func MetaFor(h devbulk.Header, suite string) Meta {
@@ -147,10 +147,10 @@ func BenchLines(r *bench.Report) []Line {
 	return out
 }
 
-// NetnsLines turns a netns report into benchmark lines: the creation
+// netnsLines turns a netns report into benchmark lines: the creation
 // (ns per namespace, namespaces per second) and, where it was seen, the
 // drain (one operation).
-func NetnsLines(r *netnsbench.Report) []Line {
+func netnsLines(r *netnsbench.Report) []Line {
 	var out []Line
 	for _, run := range r.Runs {
 		if run.Namespaces == 0 || run.CreateNS <= 0 {

@@ -46,7 +46,7 @@ type RunOptions struct {
 // others here. A scenario that fails (or whose VM failed) is recorded with
 // its error and the suite goes on; Run itself fails only when ctx ends.
 func Run(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
-	r := &Results{Meta: NewMeta(s.Name)}
+	r := &Results{Meta: newMeta(s.Name)}
 	r.Meta.Label = o.Label
 	defer r.order(s)
 	var inVM []ScenarioSpec
@@ -183,13 +183,13 @@ func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, erro
 		if err != nil {
 			return lines, err
 		}
-		lines = append(lines, NetnsLines(r)...)
+		lines = append(lines, netnsLines(r)...)
 	}
 	return lines, nil
 }
 
-// GuestSuitePath is where the VM finds the suite it runs.
-const GuestSuitePath = "/suite.json"
+// guestSuitePath is where the VM finds the suite it runs.
+const guestSuitePath = "/suite.json"
 
 // runInVM boots one VM that runs `devbulk check` on the scenarios and
 // returns its results document.
@@ -203,8 +203,8 @@ func runInVM(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 		o.Progress(fmt.Sprintf("booting %s for %d scenarios", o.VM.Describe(), len(s.Scenarios)))
 	}
 	var stdout, stderr bytes.Buffer
-	cfg := vm.Config{Kernel: o.VM, Modules: modules, Files: map[string][]byte{GuestSuitePath: js}}
-	code, err := vm.Run(ctx, cfg, []string{"check", "--suite", GuestSuitePath, "--format", "json", "--quiet"}, &stdout, &stderr)
+	cfg := vm.Config{Kernel: o.VM, Modules: modules, Files: map[string][]byte{guestSuitePath: js}}
+	code, err := vm.Run(ctx, cfg, []string{"check", "--suite", guestSuitePath, "--format", "json", "--quiet"}, &stdout, &stderr)
 	if err != nil {
 		return nil, fmt.Errorf("VM on %s: %w", o.VM.Label(), err)
 	}

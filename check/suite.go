@@ -66,14 +66,14 @@ type NetnsSpec struct {
 	Profile   bool   `json:"profile,omitempty"`   // churn, create, sequential: the cleanup worker by handler
 }
 
-// DefaultRepeat is a scenario's repeat count when the suite gives none.
-const DefaultRepeat = 6
+// defaultRepeat is a scenario's repeat count when the suite gives none.
+const defaultRepeat = 6
 
 // UnmarshalJSON reads a scenario whose repeat, when not given, is
-// DefaultRepeat: a "repeat": 0 the suite does give is refused, not replaced.
+// defaultRepeat: a "repeat": 0 the suite does give is refused, not replaced.
 func (sc *ScenarioSpec) UnmarshalJSON(b []byte) error {
 	type plain ScenarioSpec // without this method
-	p := plain{Repeat: DefaultRepeat}
+	p := plain{Repeat: defaultRepeat}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&p); err != nil {

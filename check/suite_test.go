@@ -16,7 +16,7 @@ func TestDefaultSuiteParses(t *testing.T) {
 		if sc.VM && sc.Bench != nil {
 			vm[sc.Bench.Kind] = true
 		}
-		if sc.Repeat != DefaultRepeat && sc.Repeat < 6 {
+		if sc.Repeat != defaultRepeat && sc.Repeat < 6 {
 			t.Errorf("%s: repeat %d gives no confidence interval", sc.Name, sc.Repeat)
 		}
 	}

@@ -37,8 +37,8 @@ func (s *Store) create(ctx context.Context, conn *nlbatch.Conn, o batch.CreateOp
 	if err != nil {
 		return batch.Phase{}, nil, err
 	}
-	rec := &Record{Prefix: o.Devices.Prefix, Kind: o.Kind.Name, Netns: o.Netns, Inode: ino, Cookie: NetnsCookie(o.NS), Owner: owner.Self(), State: Creating}
-	o.Taken = func(g uint32) bool { return GroupRecorded(recs, g) }
+	rec := &Record{Prefix: o.Devices.Prefix, Kind: o.Kind.Name, Netns: o.Netns, Inode: ino, Cookie: netnsCookie(o.NS), Owner: owner.Self(), State: Creating}
+	o.Taken = func(g uint32) bool { return groupRecorded(recs, g) }
 	o.Keep = func(set *batch.Set, complete bool) error {
 		rec.Group, rec.Marks, rec.Links, rec.Lowers = set.Group, set.Marks, set.Links, set.Lowers
 		if complete {

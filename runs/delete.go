@@ -113,7 +113,7 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 			rep.Bad = append(rep.Bad, b)
 		}
 	}
-	cookie := NetnsCookie(o.NS)
+	cookie := netnsCookie(o.NS)
 	stale := staleness{}
 	var mine []*Record
 	for _, r := range recs {
@@ -386,5 +386,5 @@ func (st *staleness) of(r *Record) bool {
 		return true
 	}
 	defer ns.Close()
-	return !r.In(ino, NetnsCookie(ns))
+	return !r.In(ino, netnsCookie(ns))
 }

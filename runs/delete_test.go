@@ -46,7 +46,7 @@ func stateOnDisk(t *testing.T, s *Store, r *Record) State {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Parse(r.FileName(), b)
+	got, err := parse(r.FileName(), b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestDeleteRemovesTheRecordWhenDone(t *testing.T) {
 	k.After = func(typ, _ uint16) {
 		if typ == unix.RTM_DELLINK && seen == "" {
 			if b, err := os.ReadFile(filepath.Join(s.Dir, r.FileName())); err == nil {
-				if got, err := Parse(r.FileName(), b); err == nil && got.Owner.Alive() {
+				if got, err := parse(r.FileName(), b); err == nil && got.Owner.Alive() {
 					seen = got.State
 				}
 			}

@@ -23,10 +23,10 @@ const NetnsDir = "/run/netns"
 // Current names devbulk's own namespace in a --netns.
 const Current = "current"
 
-// NetnsPath resolves a --netns argument to the file to open: "current"
+// netnsPath resolves a --netns argument to the file to open: "current"
 // (devbulk's own namespace, which must be said explicitly), a plain name
 // from /run/netns (no slash, not . or ..), or a path, which must hold a slash.
-func NetnsPath(arg string) (path string, current bool, err error) {
+func netnsPath(arg string) (path string, current bool, err error) {
 	switch {
 	case arg == "":
 		return "", false, fmt.Errorf("%w: --netns is required: a name from `ip netns list`, a path to a namespace file, or %q to work in devbulk's own namespace", ErrBadNetns, Current)
@@ -47,7 +47,7 @@ func NetnsPath(arg string) (path string, current bool, err error) {
 // NS_GET_NSTYPE CLONE_NEWNET); devbulk's own namespace is refused unless
 // the argument is "current".
 func OpenNetns(arg string) (netns.NsHandle, uint64, error) {
-	path, current, err := NetnsPath(arg)
+	path, current, err := netnsPath(arg)
 	if err != nil {
 		return netns.None(), 0, err
 	}
@@ -106,12 +106,12 @@ func netnsInode(fd int) (uint64, error) {
 	return st.Ino, nil
 }
 
-// NetnsCookie returns the cookie of namespace ns (SO_NETNS_COOKIE, Linux
+// netnsCookie returns the cookie of namespace ns (SO_NETNS_COOKIE, Linux
 // 5.14 and later), or 0 where the kernel has none. Unlike the nsfs inode,
 // which a namespace made soon after this one is freed can reuse, a cookie is
 // never given to another namespace during a boot: inode and cookie together
 // are the namespace, however it is named.
-func NetnsCookie(ns netns.NsHandle) uint64 {
+func netnsCookie(ns netns.NsHandle) uint64 {
 	var cookie uint64
 	nsthread.Run(ns, func() error {
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
@@ -142,7 +142,7 @@ func recordedNetns(r *Record) (netns.NsHandle, string) {
 	if err != nil {
 		return netns.None(), "" // gone meanwhile
 	}
-	if !r.In(ino, NetnsCookie(ns)) {
+	if !r.In(ino, netnsCookie(ns)) {
 		ns.Close()
 		return netns.None(), ""
 	}
@@ -152,12 +152,12 @@ func recordedNetns(r *Record) (netns.NsHandle, string) {
 // openRecorded opens a record's namespace by its --netns, if that still
 // leads to the recorded inode.
 func openRecorded(r *Record) (netns.NsHandle, error) {
-	path, _, err := NetnsPath(r.Netns)
+	path, _, err := netnsPath(r.Netns)
 	if err != nil {
 		return netns.None(), err
 	}
 	ns, ino, err := openNetnsFile(path)
-	if err == nil && !r.In(ino, NetnsCookie(ns)) {
+	if err == nil && !r.In(ino, netnsCookie(ns)) {
 		ns.Close()
 		err = fmt.Errorf("netns %s is now another namespace (inode %d, recorded %d)", r.Netns, ino, r.Inode)
 	}

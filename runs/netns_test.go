@@ -15,14 +15,14 @@ func TestNetnsPath(t *testing.T) {
 		"./x/../ns":           "ns",
 		"../../proc/1/ns/net": "../../proc/1/ns/net",
 	} {
-		got, _, err := NetnsPath(arg)
+		got, _, err := netnsPath(arg)
 		if err != nil || got != want {
-			t.Errorf("NetnsPath(%q) = %q, %v; want %q", arg, got, err, want)
+			t.Errorf("netnsPath(%q) = %q, %v; want %q", arg, got, err, want)
 		}
 	}
 	for _, arg := range []string{"", ".", "..", "a\x00b", strings.Repeat("n", 256)} {
-		if _, _, err := NetnsPath(arg); !errors.Is(err, ErrBadNetns) {
-			t.Errorf("NetnsPath(%q) = %v, want ErrBadNetns", arg, err)
+		if _, _, err := netnsPath(arg); !errors.Is(err, ErrBadNetns) {
+			t.Errorf("netnsPath(%q) = %v, want ErrBadNetns", arg, err)
 		}
 	}
 }
@@ -32,7 +32,7 @@ func FuzzNetnsPath(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, arg string) {
-		path, current, err := NetnsPath(arg)
+		path, current, err := netnsPath(arg)
 		if err != nil {
 			if !errors.Is(err, ErrBadNetns) {
 				t.Fatalf("error %v is not ErrBadNetns", err)

@@ -37,7 +37,7 @@ type Record struct {
 	Kind   string   `json:"kind"`
 	// Netns is the --netns the run was made with: a name from /run/netns,
 	// a path, or "current"; Inode and Cookie are that namespace (see
-	// NetnsCookie; no cookie in records of older devbulks or kernels).
+	// netnsCookie; no cookie in records of older devbulks or kernels).
 	Netns  string         `json:"netns"`
 	Inode  uint64         `json:"netns_inode"`
 	Cookie uint64         `json:"netns_cookie,omitempty"`
@@ -53,9 +53,9 @@ func (r *Record) FileName() string { return fmt.Sprintf("%08x.json", r.Group) }
 // ErrMalformed marks a record file that is not a valid record.
 var ErrMalformed = errors.New("malformed record")
 
-// Parse reads the record in file name: one JSON object, no unknown
+// parse reads the record in file name: one JSON object, no unknown
 // fields, nothing after it, valid (see Validate), and named after its group.
-func Parse(name string, b []byte) (*Record, error) {
+func parse(name string, b []byte) (*Record, error) {
 	r := &Record{}
 	if err := decodeStrict(b, r); err != nil {
 		legacy, lerr := parseLegacy(b)

@@ -31,7 +31,7 @@ func encode(t testing.TB, r *Record) []byte {
 // and consistent: each of these made `delete` remove foreign devices once.
 func TestParseRefusesRecordsThatWouldClaimForeignDevices(t *testing.T) {
 	good := goodRecord()
-	if _, err := Parse(good.FileName(), encode(t, good)); err != nil {
+	if _, err := parse(good.FileName(), encode(t, good)); err != nil {
 		t.Fatalf("good record refused: %v", err)
 	}
 	cases := map[string]func(r *Record) (name string, raw []byte){
@@ -61,8 +61,8 @@ func TestParseRefusesRecordsThatWouldClaimForeignDevices(t *testing.T) {
 		if raw == nil {
 			raw = encode(t, r)
 		}
-		if _, err := Parse(name, raw); !errors.Is(err, ErrMalformed) {
-			t.Errorf("%s: Parse = %v, want ErrMalformed", what, err)
+		if _, err := parse(name, raw); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: parse = %v, want ErrMalformed", what, err)
 		}
 	}
 }
@@ -150,14 +150,14 @@ func FuzzParseRecord(f *testing.F) {
 	f.Add("00000000.json", []byte(`{"group":0}`))
 	f.Add(good.FileName(), []byte(`{`))
 	f.Fuzz(func(t *testing.T, name string, b []byte) {
-		r, err := Parse(name, b)
+		r, err := parse(name, b)
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("error %v is not ErrMalformed", err)
 			}
 			return
 		}
-		// What Parse accepts is what ownership may rest on.
+		// What parse accepts is what ownership may rest on.
 		if r.Group == 0 || r.Prefix == "" || name != r.FileName() || r.Validate() != nil {
 			t.Fatalf("accepted %+v from %q", r, name)
 		}
@@ -167,7 +167,7 @@ func FuzzParseRecord(f *testing.F) {
 			}
 		}
 		// It round-trips.
-		if _, err := Parse(name, encode(t, r)); err != nil {
+		if _, err := parse(name, encode(t, r)); err != nil {
 			t.Fatalf("re-encoded record refused: %v", err)
 		}
 	})
@@ -177,18 +177,18 @@ func FuzzParseRecord(f *testing.F) {
 func TestLegacyRecordsAreRead(t *testing.T) {
 	old := `{"group":305441741,"prefix":"dbk","kind":"ifb","netns":"test","netns_inode":4026532000,` +
 		`"links":[{"Index":5,"Name":"dbk0","Kind":"","Group":0,"Parent":0,"Flags":0}],"pid":42,"complete":true}`
-	r, err := Parse("1234abcd.json", []byte(old))
+	r, err := parse("1234abcd.json", []byte(old))
 	if err != nil || r.State != Complete || r.Owner.PID != 42 || r.Owner.Alive() || len(r.Links) != 1 {
-		t.Fatalf("Parse = %+v, %v", r, err)
+		t.Fatalf("parse = %+v, %v", r, err)
 	}
 }
 
 // A malformed record's error is ErrMalformed and still its cause: callers
 // reach both with errors.Is and errors.As.
 func TestMalformedKeepsItsCause(t *testing.T) {
-	_, err := Parse("1234abcd.json", []byte(`{"group": "not a number"}`))
+	_, err := parse("1234abcd.json", []byte(`{"group": "not a number"}`))
 	var typeErr *json.UnmarshalTypeError
 	if !errors.Is(err, ErrMalformed) || !errors.As(err, &typeErr) {
-		t.Errorf("Parse: %v: want ErrMalformed wrapping a *json.UnmarshalTypeError", err)
+		t.Errorf("parse: %v: want ErrMalformed wrapping a *json.UnmarshalTypeError", err)
 	}
 }

@@ -170,7 +170,7 @@ func readRecord(path string) (*Record, error) {
 	if len(b) > maxRecordBytes {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrMalformed, path, maxRecordBytes)
 	}
-	return Parse(filepath.Base(path), b)
+	return parse(filepath.Base(path), b)
 }
 
 // Quarantine moves a bad record aside, into the store's malformed/
@@ -188,8 +188,8 @@ func (s *Store) Quarantine(b Bad) (string, error) {
 	return to, os.Rename(b.File, to)
 }
 
-// GroupRecorded reports whether a record uses group g.
-func GroupRecorded(recs []*Record, g uint32) bool {
+// groupRecorded reports whether a record uses group g.
+func groupRecorded(recs []*Record, g uint32) bool {
 	for _, r := range recs {
 		if r.Group == g || slices.Contains(r.Marks, g) {
 			return true
