@@ -45,12 +45,10 @@ type DeleteOptions struct {
 	// included) deleted so far out of total by the one-by-one strategies
 	// (serial, pipelined, parallel).
 	Progress func(deleted, total int)
-	// BeforeFirst, when set, is called once before the first request that
-	// changes anything (runs marks its record "deleting" there): by the
-	// group strategy right before the look that answers its checks, by the
-	// others after the checks. Its error stops the delete. Delete may still
-	// refuse after it: Phase.Acted then reports that nothing was sent.
-	BeforeFirst func() error
+	// Ledger is told before the first request that changes anything
+	// (runs marks its record "deleting"), and keeps a group strategy's new
+	// mark before the devices move (nil: nowhere).
+	Ledger Ledger
 }
 
 // ErrForeignDependents reports devices devbulk did not create that depend on
@@ -123,7 +121,7 @@ type deletion struct {
 	kept    map[int32]bool
 	m       meter
 	stopped bool
-	// mark runs o.BeforeFirst once (runs marks its record "deleting");
+	// mark tells the ledger once (runs marks its record "deleting");
 	// first does it too, and notes that a request that changes devices is
 	// about to go. Both are safe from several goroutines.
 	mark, first func() error
@@ -131,12 +129,7 @@ type deletion struct {
 
 func newDeletion(t Target, s *Set, o DeleteOptions, p *Phase) *deletion {
 	d := &deletion{t: t, s: s, o: o, p: p}
-	d.mark = sync.OnceValue(func() error {
-		if o.BeforeFirst == nil {
-			return nil
-		}
-		return o.BeforeFirst()
-	})
+	d.mark = sync.OnceValue(ledgerOr(o.Ledger).Deleting)
 	d.first = sync.OnceValue(func() error {
 		if err := d.mark(); err != nil {
 			return err

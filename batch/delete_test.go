@@ -103,8 +103,7 @@ func TestLostLookupsDeleteNothing(t *testing.T) {
 func TestRemarkStopsAtALostAck(t *testing.T) {
 	k, s, c := fakeRun(6)
 	k.Add(nlbatchtest.Link{Name: "theirs", Kind: "ifb", Group: 7})
-	saved := 0
-	s.Persist = func() error { saved++; return nil }
+	l := &hooks{}
 	sets := 0
 	k.LoseAck = func(typ uint16, _ uint32) bool {
 		if typ == unix.RTM_SETLINK {
@@ -113,12 +112,12 @@ func TestRemarkStopsAtALostAck(t *testing.T) {
 		}
 		return false
 	}
-	p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
+	p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{Ledger: l})
 	if err == nil || !errors.Is(err, nlbatch.ErrAckLost) || p.Deleted != 0 {
 		t.Fatalf("%v; deleted %d", err, p.Deleted)
 	}
-	if saved != 1 || len(s.Marks) != 1 {
-		t.Errorf("mark saved %d times, marks %v", saved, s.Marks)
+	if l.kept != 1 || len(s.Marks) != 1 {
+		t.Errorf("mark saved %d times, marks %v", l.kept, s.Marks)
 	}
 	if got := kernelNames(k); got != "lo dbk0 dbk1 dbk2 dbk3 dbk4 dbk5 theirs" {
 		t.Errorf("the kernel holds %q", got)
@@ -194,10 +193,10 @@ func TestForeignUpperAddedLateRefusesTheGroupDelete(t *testing.T) {
 	k, s, c := fakeRun(3)
 	on := s.Links[1].Index
 	p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{
-		BeforeFirst: func() error {
+		Ledger: &hooks{deleting: func() error {
 			k.Add(nlbatchtest.Link{Name: "theirs", Kind: "macvlan", Parent: on})
 			return nil
-		},
+		}},
 	})
 	if !errors.Is(err, ErrForeignDependents) || !strings.Contains(err.Error(), "theirs") || p.Acted() {
 		t.Errorf("%v (acted %v), want ErrForeignDependents naming theirs, nothing sent", err, p.Acted())
@@ -252,8 +251,8 @@ func TestFailedCreateIsUndone(t *testing.T) {
 	forgot := false
 	_, set, err := CreateIn(context.Background(), nlbatch.NewConn(k, 1<<20, 1<<20), CreateOptions{
 		Kind: devices.Ifb, Devices: devices.Options{Count: 20, Prefix: "lab"}, Strategy: CreateSerial, NS: netns.None(),
-		Keep:   func(_ *Set, complete bool) error { kept = append(kept, complete); return nil },
-		Forget: func() error { forgot = true; return nil },
+		Ledger: &hooks{keep: func(_ *Set, complete bool) error { kept = append(kept, complete); return nil },
+			forget: func() error { forgot = true; return nil }},
 	})
 	if err == nil || !strings.Contains(err.Error(), "lab7") || set != nil {
 		t.Fatalf("create with lab7 taken meanwhile: %v, set %v; want an error naming lab7 and no set", err, set)
@@ -394,4 +393,35 @@ func TestSerialDeleteIsLinear(t *testing.T) {
 	if ratio := float64(large) / float64(small); ratio > 6 {
 		t.Errorf("4000 devices allocated %.1f× what 1000 did (%d and %d bytes): more than linear", ratio, large, small)
 	}
+}
+
+// hooks is a Ledger that calls the functions it has, and counts the Keeps.
+type hooks struct {
+	NoLedger
+	keep     func(*Set, bool) error
+	deleting func() error
+	forget   func() error
+	kept     int
+}
+
+func (h *hooks) Keep(s *Set, complete bool) error {
+	h.kept++
+	if h.keep == nil {
+		return nil
+	}
+	return h.keep(s, complete)
+}
+
+func (h *hooks) Deleting() error {
+	if h.deleting == nil {
+		return nil
+	}
+	return h.deleting()
+}
+
+func (h *hooks) Forget() error {
+	if h.forget == nil {
+		return nil
+	}
+	return h.forget()
 }

@@ -27,21 +27,15 @@ type CreateOptions struct {
 	// NS is the namespace c is bound to; Netns names it in errors.
 	NS    netns.NsHandle
 	Netns string
-	// Taken rejects groups that are already someone's (recorded runs).
-	Taken func(group uint32) bool
-	// Keep persists the set's ownership: called before the first device is
-	// created (complete false, no ifindexes yet) and once every device is
-	// created and recorded (complete true). Forget is called when an undo
-	// removed everything. Either may be nil.
-	Keep   func(s *Set, complete bool) error
-	Forget func() error
+	// Ledger records the run's ownership (nil: nowhere).
+	Ledger Ledger
 	// Progress, when set, gets the number of links created so far.
 	Progress func(done int)
 }
 
 // CreateIn creates a run's devices through c, having its ownership kept
-// before and after (o.Keep). On failure or cancellation it deletes what it
-// created (by group, with the checks of Delete) and calls o.Forget, so
+// before and after (o.Ledger). On failure or cancellation it deletes what it
+// created (by group, with the checks of Delete) and has the ledger forget it, so
 // nothing is left behind; when the undo fails the kept ownership stays for
 // `devbulk cleanup`, and the returned set is not nil.
 func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Set, error) {
@@ -50,17 +44,12 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 	if err != nil {
 		return p, nil, err
 	}
-	keep := func(complete bool) error {
-		if o.Keep == nil {
-			return nil
-		}
-		return o.Keep(set, complete)
-	}
-	if err := keep(false); err != nil {
+	ledger := ledgerOr(o.Ledger)
+	if err := ledger.Keep(set, false); err != nil {
 		return p, nil, fmt.Errorf("saving the run record: %w", err)
 	}
 	undo := func(cause error) (Phase, *Set, error) {
-		left, err := o.undo(ctx, c, set, keep, cause)
+		left, err := o.undo(ctx, c, set, cause)
 		return p, left, err
 	}
 	if len(lowers) > 0 {
@@ -82,7 +71,7 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 		return undo(fmt.Errorf("%d of %d links not created, first errors: %s: %w", p.Failed, len(links), strings.Join(p.Errors, "; "), p.firstErr))
 	}
 	set.Links = found
-	if err := keep(true); err != nil {
+	if err := ledger.Keep(set, true); err != nil {
 		return undo(err)
 	}
 	return p, set, nil
@@ -97,7 +86,7 @@ func planRun(c *nlbatch.Conn, o *CreateOptions) (links, lowers []devices.Link, s
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	o.Devices.Group = FreshGroup(existing, o.Taken)
+	o.Devices.Group = FreshGroup(existing, ledgerOr(o.Ledger).Taken)
 	if o.Kind.VNIs && o.Devices.VNIBase == 0 {
 		if o.Devices.VNIBase, err = freeVNIs(existing, o.Devices.Count, o.Devices.Group); err != nil {
 			return nil, nil, nil, err
@@ -126,10 +115,10 @@ func planRun(c *nlbatch.Conn, o *CreateOptions) (links, lowers []devices.Link, s
 // lost), and forgets the run. The kept ownership stays (for devbulk
 // cleanup) whenever that cannot be done, marks included: the set is then
 // returned.
-func (o CreateOptions) undo(ctx context.Context, c *nlbatch.Conn, set *Set, keep func(bool) error, cause error) (*Set, error) {
+func (o CreateOptions) undo(ctx context.Context, c *nlbatch.Conn, set *Set, cause error) (*Set, error) {
 	set.Links, set.Lowers = nil, nil
-	set.Persist = func() error { return keep(false) }
-	dp, err := Delete(context.WithoutCancel(ctx), Target{Conn: c, NS: o.NS}, set, DeleteGroup, DeleteOptions{})
+	ledger := ledgerOr(o.Ledger)
+	dp, err := Delete(context.WithoutCancel(ctx), Target{Conn: c, NS: o.NS}, set, DeleteGroup, DeleteOptions{Ledger: undoing{ledger}})
 	if err == nil && !dp.Settled {
 		err = errors.New("the undo could not check what is left")
 	}
@@ -140,10 +129,8 @@ func (o CreateOptions) undo(ctx context.Context, c *nlbatch.Conn, set *Set, keep
 		cause = fmt.Errorf("interrupted: the %d %s links created by then were deleted again (their lower devices too), nothing is left: %w",
 			dp.Deleted, o.Kind.Name, cause)
 	}
-	if o.Forget != nil {
-		if err := o.Forget(); err != nil {
-			return nil, errors.Join(cause, err)
-		}
+	if err := ledger.Forget(); err != nil {
+		return nil, errors.Join(cause, err)
 	}
 	return nil, cause
 }

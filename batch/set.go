@@ -29,10 +29,6 @@ type Set struct {
 	// in them the devices it could not delete (see Phase.Left).
 	Links  []nlbatch.Link
 	Lowers []nlbatch.Link
-	// Persist, when set, saves the set's ownership (a record); Delete calls
-	// it before it moves devices to a new group, so that an interruption
-	// never leaves devices under a group nobody knows.
-	Persist func() error
 }
 
 // owner returns the test of ownership over the devices recorded now: a link

@@ -38,15 +38,7 @@ func (s *Store) create(ctx context.Context, conn *nlbatch.Conn, o batch.CreateOp
 		return batch.Phase{}, nil, err
 	}
 	rec := &Record{Prefix: o.Devices.Prefix, Kind: o.Kind.Name, Netns: o.Netns, Inode: ino, Cookie: netnsCookie(o.NS), Owner: owner.Self(), State: Creating}
-	o.Taken = func(g uint32) bool { return groupRecorded(recs, g) }
-	o.Keep = func(set *batch.Set, complete bool) error {
-		rec.Group, rec.Marks, rec.Links, rec.Lowers = set.Group, set.Marks, set.Links, set.Lowers
-		if complete {
-			rec.State = Complete
-		}
-		return s.Save(rec)
-	}
-	o.Forget = func() error { return s.Remove(rec) }
+	o.Ledger = &ledger{s: s, r: rec, recs: recs}
 	p, set, err := batch.CreateIn(ctx, conn, o)
 	if err != nil {
 		if set == nil {

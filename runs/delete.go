@@ -129,7 +129,7 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 		}
 	}
 	for _, r := range mine {
-		set, err := r.Set(nil)
+		set, err := r.Set()
 		if err != nil {
 			return nil, err
 		}
@@ -207,7 +207,7 @@ func (s *Store) takeOver(ctx context.Context, conn *nlbatch.Conn, o DeleteOption
 		return runs, stopped, refused
 	}
 	for _, r := range runs {
-		set, err := r.Set(nil)
+		set, err := r.Set()
 		if err == nil && r.Devices() > 0 {
 			err = batch.Refusal(ctx, batch.Target{Conn: conn, NS: o.NS}, set)
 		}
@@ -266,24 +266,22 @@ func siblings(p *batch.Phase, r *Record, recs []*Record) []string {
 // dropped from it (and returned).
 //
 // The record is marked "deleting", and owned by this process, before the
-// first request (batch.DeleteOptions.BeforeFirst): a concurrent cleanup then
+// first request (the ledger's Deleting): a concurrent cleanup then
 // leaves it alone, and one after a kill -9 finishes it. When the delete
 // changed nothing (refused, also after the mark, or interrupted before its
 // first device) the state goes back to what it was; the record's devices
 // are rewritten only once the delete has looked every one of them up
 // afterwards.
 func (s *Store) deleteSet(ctx context.Context, t batch.Target, r *Record, d batch.DeleteStrategy, do batch.DeleteOptions, forget bool) (batch.Phase, bool, []batch.Leftover, error) {
-	set, err := r.Set(s.Save)
+	set, err := r.Set()
 	if err != nil {
 		return batch.Phase{}, false, nil, err
 	}
 	state, creator, marks := r.State, r.Owner, slices.Clone(r.Marks)
-	marked := false
-	do.BeforeFirst = func() error {
-		r.State, r.Owner, marked = Deleting, owner.Self(), true
-		return s.Save(r)
-	}
+	l := &ledger{s: s, r: r}
+	do.Ledger = l
 	p, err := batch.Delete(ctx, t, set, d, do)
+	marked := l.marked
 	r.Marks = set.Marks
 	var forgotten []batch.Leftover
 	if p.Settled {

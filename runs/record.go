@@ -165,21 +165,13 @@ func (r *Record) ownName(l nlbatch.Link, infix string) error {
 	return nil
 }
 
-// Set returns the record as a batch.Set whose group marks are saved
-// through persist before a group delete moves devices (see batch.Set).
-func (r *Record) Set(persist func(*Record) error) (*batch.Set, error) {
+// Set returns the record as a batch.Set.
+func (r *Record) Set() (*batch.Set, error) {
 	k, err := devices.Lookup(r.Kind)
 	if err != nil {
 		return nil, err
 	}
-	s := &batch.Set{Kind: k, Group: r.Group, Marks: r.Marks, Prefix: r.Prefix, Links: r.Links, Lowers: r.Lowers}
-	if persist != nil {
-		s.Persist = func() error {
-			r.Marks = s.Marks
-			return persist(r)
-		}
-	}
-	return s, nil
+	return &batch.Set{Kind: k, Group: r.Group, Marks: r.Marks, Prefix: r.Prefix, Links: r.Links, Lowers: r.Lowers}, nil
 }
 
 // In reports whether the run was made in the namespace with inode ino and

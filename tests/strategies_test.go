@@ -92,7 +92,7 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 	}
 	own = append(own, intruders...)
 
-	set, err := rec.Set(nil)
+	set, err := rec.Set()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestModuleStrategyUnsupportedHere(t *testing.T) {
 	}
 	s := newScratch(t)
 	_, rec := createRun(t, s, k, 10)
-	set, _ := rec.Set(nil)
+	set, _ := rec.Set()
 	_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
 	if !errors.Is(err, devbulk.ErrNotSupported) {
 		t.Fatalf("module delete: %v, want ErrNotSupported", err)
@@ -168,7 +168,7 @@ func TestForeignUpperOnOurLowerIsRefused(t *testing.T) {
 	upper, _ := k.Plan(devices.Options{Count: 1, Prefix: "theirs", Lowers: []devices.Lower{{Index: lower.Index, Name: lower.Name}}})
 	theirs := s.add(t, upper[0])
 	for _, d := range []batch.DeleteStrategy{batch.DeleteGroup, batch.DeleteLower, batch.DeleteSerial} {
-		set, _ := rec.Set(nil)
+		set, _ := rec.Set()
 		_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, d, batch.DeleteOptions{})
 		if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), theirs.Name) {
 			t.Errorf("%s delete with %s on devbulk's lower device: %v, want ErrForeignDependents naming it", d, theirs.Name, err)
@@ -198,7 +198,7 @@ func TestInterruptedRemarkIsRecovered(t *testing.T) {
 	if err != nil || len(loaded) != 1 || len(bad) != 0 {
 		t.Fatalf("records: %v %v %v", loaded, bad, err)
 	}
-	set, _ := loaded[0].Set(nil)
+	set, _ := loaded[0].Set()
 	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{})
 	if err != nil || p.Failed != 0 || p.Deleted != 40 {
 		t.Fatalf("delete: %v, phase %+v", err, p)
@@ -208,17 +208,17 @@ func TestInterruptedRemarkIsRecovered(t *testing.T) {
 }
 
 // A device someone moves into the run's group while the record is marked
-// (BeforeFirst), right before the group request, is spared: the group
-// strategy's one look comes after BeforeFirst, finds a stranger in the
+// (the ledger told Deleting), right before the group request, is spared: the group
+// strategy's one look comes after that, finds a stranger in the
 // group, and the run is re-marked. A look before the mark would miss it.
 func TestDeviceMovedIntoTheGroupLateIsSpared(t *testing.T) {
 	k := needKind(t, "ifb")
 	s := newScratch(t)
 	_, rec := createRun(t, s, k, 40)
 	late := s.add(t, devices.Link{Kind: k, Name: "late"})
-	set, _ := rec.Set(nil)
+	set, _ := rec.Set()
 	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{
-		BeforeFirst: func() error { s.setGroup(t, late, rec.Group); return nil },
+		Ledger: onDeleting(func() error { s.setGroup(t, late, rec.Group); return nil }),
 	})
 	if err != nil || p.Deleted != 40 || len(set.Marks) != 1 {
 		t.Fatalf("delete: %v, deleted %d, marks %v; want 40 deleted through one new mark", err, p.Deleted, set.Marks)
@@ -238,9 +238,9 @@ func TestForeignUpperAddedLateIsRefused(t *testing.T) {
 	on := rec.Links[3]
 	upper, _ := mv.Plan(devices.Options{Count: 1, Prefix: "late", Lowers: []devices.Lower{{Index: on.Index, Name: on.Name}}})
 	var theirs nlbatch.Link
-	set, _ := rec.Set(nil)
+	set, _ := rec.Set()
 	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{
-		BeforeFirst: func() error { theirs = s.add(t, upper[0]); return nil },
+		Ledger: onDeleting(func() error { theirs = s.add(t, upper[0]); return nil }),
 	})
 	if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), theirs.Name) || p.Acted() {
 		t.Fatalf("group delete with %s put on %s after the mark: %v (acted %v), want ErrForeignDependents naming it, nothing sent", theirs.Name, on.Name, err, p.Acted())
@@ -288,7 +288,7 @@ func TestModuleStrategyRefusesForeignDevices(t *testing.T) {
 	other := newScratch(t)
 	theirs := other.add(t, devices.Link{Kind: k, Name: "theirs0"})
 	_, rec := createRun(t, s, k, 10)
-	set, _ := rec.Set(nil)
+	set, _ := rec.Set()
 	_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
 	if err == nil || !strings.Contains(err.Error(), "theirs0") {
 		t.Fatalf("module delete with a foreign %s elsewhere: %v", k.Name, err)
@@ -342,3 +342,15 @@ func TestCancelledCreateUndoesLowers(t *testing.T) {
 		})
 	}
 }
+
+// onDeleting is a ledger that runs f when told the delete is about to
+// send its first request: a test changes the namespace there, as another
+// process would.
+func onDeleting(f func() error) batch.Ledger { return deletingHook{f: f} }
+
+type deletingHook struct {
+	batch.NoLedger
+	f func() error
+}
+
+func (h deletingHook) Deleting() error { return h.f() }
