@@ -39,6 +39,8 @@ type Payload struct {
 	// sysctls are the sysctl items, KEY and VALUE: Probe writes each in a
 	// scratch namespace before a run.
 	sysctls [][2]string
+	// programs are what the items' shell forms run (Programs).
+	programs []string
 	// keys are the items given so far, by what they make (veth, ipvs,
 	// devices, lo-up, each sysctl key): an item twice would make the same
 	// names or services twice.
@@ -105,83 +107,151 @@ func (p *Payload) push(key string, it item) error {
 	return nil
 }
 
+// payloadItem is one kind of payload item. The table (payloadItems) feeds
+// the parser, its errors, the flag's help (PayloadHelp) and the programs a
+// shell form needs (Payload.Programs): a new item is one more row.
+type payloadItem struct {
+	form string // as written: "veth:N"; its name is what comes before ":"
+	help string // what it does, for the flag's help ("" when form says it)
+	// bare: the item takes no argument (lo-up, router).
+	bare bool
+	// program is what its shell form runs ("" none, or the user's own:
+	// exec).
+	program string
+	// parse adds the item written word (arg: what follows "name:").
+	parse func(p *Payload, word, arg string) error
+}
+
+// payloadItems are the items, in the order the help lists them (set in
+// init: router's parse adds items through the table).
+var payloadItems []payloadItem
+
+func init() {
+	payloadItems = []payloadItem{
+		{form: "lo-up", bare: true, program: "ip", parse: func(p *Payload, word, _ string) error {
+			return p.push("lo-up", item{name: word, apply: loUp, shell: "ip link set lo up"})
+		}},
+		{form: "sysctl:KEY=VALUE", help: "net.*", program: "sysctl", parse: parseSysctl},
+		{form: "veth:N", help: "N pairs to a parent namespace", parse: parseVeth},
+		{form: "devices:KIND:COUNT", parse: parseDevices},
+		{form: "ipvs:N", help: "N IPVS services", program: "ipvsadm", parse: func(p *Payload, word, arg string) error {
+			n, err := itemCount(word, arg, MaxIPVSServices)
+			if err != nil {
+				return err
+			}
+			p.IPVS = n
+			return p.push("ipvs", item{name: word, apply: func(_ netns.NsHandle, _ int, first bool) error { return addIPVSServices(n, first) },
+				shell: ipvsadmLines(n)})
+		}},
+		{form: "exec:CMD", help: "last", parse: func(p *Payload, word, arg string) error {
+			if strings.TrimSpace(arg) == "" {
+				return fmt.Errorf("payload item exec: needs a command, as in exec:'ip link set lo up'")
+			}
+			return p.push("exec", item{name: word, apply: func(netns.NsHandle, int, bool) error { return run(arg) }, shell: arg})
+		}},
+		{form: "router", help: strings.Join(routerItems, ","), bare: true, parse: func(p *Payload, _, _ string) error {
+			for _, w := range routerItems {
+				if err := p.add(w); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	}
+}
+
+// routerItems are the 2014 regression's script.
+var routerItems = []string{"lo-up", "sysctl:net.ipv4.ip_forward=1", "veth:2"}
+
+// PayloadHelp lists the payload items for a flag's help.
+func PayloadHelp() string {
+	var out []string
+	for _, it := range payloadItems {
+		if it.help != "" {
+			out = append(out, it.form+" ("+it.help+")")
+		} else {
+			out = append(out, it.form)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // add parses one item.
 func (p *Payload) add(word string) error {
-	name, arg, _ := strings.Cut(word, ":")
-	count := func(max int) (int, error) {
-		n, err := strconv.Atoi(arg)
-		if err != nil || n < 1 || n > max {
-			return 0, fmt.Errorf("payload item %q: N out of range: 1..%d", word, max)
+	name, arg, hasArg := strings.Cut(word, ":")
+	for i := range payloadItems {
+		it := &payloadItems[i]
+		if n, _, _ := strings.Cut(it.form, ":"); n == name && !(it.bare && hasArg) {
+			if err := it.parse(p, word, arg); err != nil {
+				return err
+			}
+			if it.program != "" && !slices.Contains(p.programs, it.program) {
+				p.programs = append(p.programs, it.program)
+			}
+			return nil
 		}
-		return n, nil
 	}
-	switch {
-	case word == "lo-up":
-		return p.push("lo-up", item{name: word, apply: loUp, shell: "ip link set lo up"})
-	case word == "router":
-		for _, w := range []string{"lo-up", "sysctl:net.ipv4.ip_forward=1", "veth:2"} {
-			if err := p.add(w); err != nil {
-				return err
-			}
-		}
-	case word == "veth" || name == "veth":
-		n := 1
-		if word != "veth" {
-			var err error
-			if n, err = count(MaxVeths); err != nil {
-				return err
-			}
-		}
-		p.needsParent = true
-		p.addKind(devices.Veth)
-		return p.push("veth", item{name: word, apply: func(parent netns.NsHandle, seq int, _ bool) error { return vethsToParent(parent, seq, n) }})
-	case name == "sysctl":
-		key, value, ok := strings.Cut(arg, "=")
-		if !ok || !sysctlKey.MatchString(key) || strings.Contains(key, "..") || value == "" || strings.ContainsAny(value, "\n\x00") {
-			return fmt.Errorf("payload item %q: want sysctl:KEY=VALUE with a net.* KEY (a namespace's own settings, as net.ipv4.ip_forward)", word)
-		}
-		p.sysctls = append(p.sysctls, [2]string{key, value})
-		return p.push("sysctl:"+key, item{name: word, apply: func(netns.NsHandle, int, bool) error { return writeSysctl(key, value) },
-			shell: fmt.Sprintf("sysctl -qw %s=%s", key, value)})
-	case name == "devices":
-		kind, n, ok := strings.Cut(arg, ":")
-		if !ok {
-			return fmt.Errorf("payload item %q: want devices:KIND:COUNT", word)
-		}
-		k, err := devices.Lookup(kind)
-		if err != nil {
-			return fmt.Errorf("payload item %q: %w", word, err)
-		}
-		if k.NeedsLower {
-			return fmt.Errorf("payload item %q: kinds with a lower device are not payloads; use %s", word, payloadKinds())
-		}
-		c, err := strconv.Atoi(n)
-		if err != nil || c < 1 || c > MaxPayloadDevices {
-			return fmt.Errorf("payload item %q: COUNT out of range: 1..%d", word, MaxPayloadDevices)
-		}
-		links, err := k.Plan(devices.Options{Count: c, Prefix: "p"})
-		if err != nil {
-			return fmt.Errorf("payload item %q: %w", word, err)
-		}
-		p.addKind(k)
-		return p.push("devices", item{name: word, apply: func(netns.NsHandle, int, bool) error { return create(links) }})
-	case name == "ipvs":
-		n, err := count(MaxIPVSServices)
-		if err != nil {
+	var forms []string
+	for _, it := range payloadItems {
+		forms = append(forms, it.form)
+	}
+	return fmt.Errorf("unknown payload item %q (valid: %s)", word, strings.Join(forms, ", "))
+}
+
+// itemCount reads an item's N, in 1..max.
+func itemCount(word, arg string, max int) (int, error) {
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 1 || n > max {
+		return 0, fmt.Errorf("payload item %q: N out of range: 1..%d", word, max)
+	}
+	return n, nil
+}
+
+func parseVeth(p *Payload, word, arg string) error {
+	n := 1
+	if word != "veth" {
+		var err error
+		if n, err = itemCount(word, arg, MaxVeths); err != nil {
 			return err
 		}
-		p.IPVS = n
-		return p.push("ipvs", item{name: word, apply: func(_ netns.NsHandle, _ int, first bool) error { return addIPVSServices(n, first) },
-			shell: ipvsadmLines(n)})
-	case name == "exec":
-		if strings.TrimSpace(arg) == "" {
-			return fmt.Errorf("payload item exec: needs a command, as in exec:'ip link set lo up'")
-		}
-		return p.push("exec", item{name: word, apply: func(netns.NsHandle, int, bool) error { return run(arg) }, shell: arg})
-	default:
-		return fmt.Errorf("unknown payload item %q (valid: lo-up, sysctl:KEY=VALUE, veth:N, devices:KIND:COUNT, ipvs:N, exec:CMD, router)", word)
 	}
-	return nil
+	p.needsParent = true
+	p.addKind(devices.Veth)
+	return p.push("veth", item{name: word, apply: func(parent netns.NsHandle, seq int, _ bool) error { return vethsToParent(parent, seq, n) }})
+}
+
+func parseSysctl(p *Payload, word, arg string) error {
+	key, value, ok := strings.Cut(arg, "=")
+	if !ok || !sysctlKey.MatchString(key) || strings.Contains(key, "..") || value == "" || strings.ContainsAny(value, "\n\x00") {
+		return fmt.Errorf("payload item %q: want sysctl:KEY=VALUE with a net.* KEY (a namespace's own settings, as net.ipv4.ip_forward)", word)
+	}
+	p.sysctls = append(p.sysctls, [2]string{key, value})
+	return p.push("sysctl:"+key, item{name: word, apply: func(netns.NsHandle, int, bool) error { return writeSysctl(key, value) },
+		shell: fmt.Sprintf("sysctl -qw %s=%s", key, value)})
+}
+
+func parseDevices(p *Payload, word, arg string) error {
+	kind, n, ok := strings.Cut(arg, ":")
+	if !ok {
+		return fmt.Errorf("payload item %q: want devices:KIND:COUNT", word)
+	}
+	k, err := devices.Lookup(kind)
+	if err != nil {
+		return fmt.Errorf("payload item %q: %w", word, err)
+	}
+	if k.NeedsLower {
+		return fmt.Errorf("payload item %q: kinds with a lower device are not payloads; use %s", word, payloadKinds())
+	}
+	c, err := strconv.Atoi(n)
+	if err != nil || c < 1 || c > MaxPayloadDevices {
+		return fmt.Errorf("payload item %q: COUNT out of range: 1..%d", word, MaxPayloadDevices)
+	}
+	links, err := k.Plan(devices.Options{Count: c, Prefix: "p"})
+	if err != nil {
+		return fmt.Errorf("payload item %q: %w", word, err)
+	}
+	p.addKind(k)
+	return p.push("devices", item{name: word, apply: func(netns.NsHandle, int, bool) error { return create(links) }})
 }
 
 // payloadKinds names the kinds a devices item takes: those without a lower
@@ -221,6 +291,10 @@ func (p Payload) apply(parent netns.NsHandle, seq int, first bool) error {
 	}
 	return nil
 }
+
+// Programs are the programs the payload's shell form runs, but an exec
+// item's own command.
+func (p Payload) Programs() []string { return slices.Clone(p.programs) }
 
 // Shell is the payload as one shell command (`unshare -n sh -c SHELL` is
 // its classic form), or an error naming an item that has none.

@@ -120,3 +120,28 @@ func TestProbeable(t *testing.T) {
 		}
 	}
 }
+
+// The programs a shell form runs come from the items' table, each once;
+// an exec item's command is the user's own.
+func TestPayloadPrograms(t *testing.T) {
+	p, err := ParsePayload("router,ipvs:2,exec:frob now")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Programs(), " "); got != "ip sysctl ipvsadm" {
+		t.Errorf("programs %q, want ip sysctl ipvsadm", got)
+	}
+}
+
+// The help lists every item of the table, and a bare item refuses an
+// argument as an unknown item.
+func TestPayloadHelpAndBareItems(t *testing.T) {
+	for _, it := range payloadItems {
+		if !strings.Contains(PayloadHelp(), it.form) {
+			t.Errorf("help %q lacks %s", PayloadHelp(), it.form)
+		}
+	}
+	if _, err := ParsePayload("lo-up:1"); err == nil || !strings.Contains(err.Error(), "unknown payload item") {
+		t.Errorf("lo-up:1: %v, want unknown payload item", err)
+	}
+}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"os/exec"
-	"slices"
-	"strings"
 
 	"github.com/devbulk/devbulk"
 
@@ -86,9 +84,7 @@ func churn(c *cli.Context) error {
 }
 
 func payloadFlag(value string) cli.Flag {
-	return &cli.StringFlag{Name: "payload", Value: value, Usage: "what each namespace gets, items in order: `LIST` of lo-up, sysctl:KEY=VALUE " +
-		"(net.*), veth:N (N pairs to a parent namespace), devices:KIND:COUNT, ipvs:N (N IPVS services), exec:CMD (last), router " +
-		"(lo-up,sysctl:net.ipv4.ip_forward=1,veth:2)"}
+	return &cli.StringFlag{Name: "payload", Value: value, Usage: "what each namespace gets, items in order: `LIST` of " + netnsbench.PayloadHelp()}
 }
 
 // payloadOf reads --payload (and create's --veth, veth:1).
@@ -105,17 +101,6 @@ func payloadOf(c *cli.Context) (netnsbench.Payload, error) {
 		return p, usage(err)
 	}
 	return p, nil
-}
-
-// shellPrograms are the programs a payload's shell form runs.
-func shellPrograms(shell string) []string {
-	var out []string
-	for _, cmd := range strings.Split(shell, "; ") {
-		if f := strings.Fields(cmd); len(f) > 0 && (f[0] == "ip" || f[0] == "sysctl" || f[0] == "ipvsadm") && !slices.Contains(out, f[0]) {
-			out = append(out, f[0])
-		}
-	}
-	return out
 }
 
 // churnOptionsOf reads the churn's flags; --compare exec needs the shell
@@ -146,7 +131,7 @@ func churnOptionsOf(c *cli.Context) (netnsbench.ChurnOptions, error) {
 		if err != nil {
 			return o, usagef("--compare exec: %v", err)
 		}
-		for _, prog := range append([]string{"unshare", "sh"}, shellPrograms(shell)...) {
+		for _, prog := range append([]string{"unshare", "sh"}, o.Payload.Programs()...) {
 			if _, err := exec.LookPath(prog); err != nil {
 				return o, devbulk.NotSupported("--compare exec runs `unshare -n sh -c '%s'`: %w", shell, err)
 			}
