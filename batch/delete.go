@@ -9,6 +9,7 @@ import (
 
 	"github.com/vishvananda/netns"
 
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -26,7 +27,7 @@ type Target struct {
 	Dialer Dialer
 	// Dedicated is set when the namespace is devbulk's own, made for this
 	// set (the netns strategy releases it).
-	Dedicated *Namespace
+	Dedicated *namespace.Dedicated
 }
 
 // DeleteOptions tune Delete.

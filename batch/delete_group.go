@@ -8,6 +8,9 @@ import (
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
+// DeleteGroup deletes the run by its group, in one request.
+const DeleteGroup DeleteStrategy = "group"
+
 // group deletes the set in one RTM_DELLINK by group: the kernel's batch.
 func init() {
 	register(DeleteGroup, &strategy{

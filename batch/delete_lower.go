@@ -8,6 +8,9 @@ import (
 	"github.com/devbulk/devbulk/devices"
 )
 
+// DeleteLower deletes the lower devices devbulk made; the uppers go along.
+const DeleteLower DeleteStrategy = "lower"
+
 // lower deletes the lower devices devbulk created; the kernel unregisters
 // their upper links in the same batch.
 func init() {

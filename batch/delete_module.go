@@ -14,8 +14,12 @@ import (
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/kmod"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
+
+// DeleteModule unloads the kind's module.
+const DeleteModule DeleteStrategy = "module"
 
 // ModuleLoaded reports whether the kind's module is loaded as a module, or
 // why the module strategy cannot apply.
@@ -45,7 +49,7 @@ func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, err
 	kinds := devices.KindsOfModule(k.Module)
 	owns := s.owner()
 	var foreign []string
-	for ino, path := range namespaces() {
+	for ino, path := range namespace.Discover() {
 		ns, err := netns.GetFromPath(path)
 		if err != nil {
 			continue // gone meanwhile

@@ -6,7 +6,11 @@ import (
 	"time"
 
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/namespace"
 )
+
+// DeleteNetns releases the namespace devbulk made for the run.
+const DeleteNetns DeleteStrategy = "netns"
 
 // netns releases the namespace devbulk made for the set: the kernel's
 // cleanup_net unregisters every device in it in one batch.
@@ -47,7 +51,7 @@ func releaseNetns(ctx context.Context, t Target, p *Phase) error {
 		p.noteErrors(fmt.Errorf("drain not measured: %w", err))
 		return nil
 	}
-	p.DrainMethod = FreedMethod
+	p.DrainMethod = namespace.FreedMethod
 	p.DrainNS = done.Sub(m.start).Nanoseconds()
 	p.WallNS = p.DrainNS
 	p.FillRates()

@@ -11,6 +11,9 @@ import (
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
+// DeleteParallel deletes one by one from several workers.
+const DeleteParallel DeleteStrategy = "parallel"
+
 // parallel splits the devices over workers, each deleting one by one on a
 // socket of its own (DeleteOptions.Workers); the lower devices go last, on
 // the Target's socket, once every upper device is gone.

@@ -5,6 +5,12 @@ import (
 	"slices"
 )
 
+// The one-by-one strategies (see the package documentation).
+const (
+	DeleteSerial    DeleteStrategy = "serial"
+	DeletePipelined DeleteStrategy = "pipelined"
+)
+
 // serial sends one RTM_DELLINK and waits for its ACK before the next;
 // pipelined keeps a window of them in flight (the Conn's). Each costs the
 // kernel a grace period per device: a window does not batch them.

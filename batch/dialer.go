@@ -3,12 +3,10 @@ package batch
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -43,7 +41,7 @@ func (t Target) dialer() Dialer {
 }
 
 // nsDialer dials through a namespace handle and finds the other named
-// namespaces under /run/netns, as `ip netns add` makes them.
+// namespaces (namespace.Named).
 type nsDialer netns.NsHandle
 
 func (n nsDialer) Dial(path string, o nlbatch.Options) (*nlbatch.Conn, error) {
@@ -62,20 +60,7 @@ func (n nsDialer) Elsewhere() ([]string, error) {
 	if n <= 0 {
 		return nil, nil // the process's own: not compared, not scanned
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(n), &st); err != nil {
-		return nil, err
-	}
-	ents, _ := os.ReadDir("/run/netns")
-	var out []string
-	for _, e := range ents {
-		path := filepath.Join("/run/netns", e.Name())
-		var pst unix.Stat_t
-		if unix.Stat(path, &pst) == nil && pst.Ino != st.Ino {
-			out = append(out, path)
-		}
-	}
-	return out, nil
+	return namespace.Named(netns.NsHandle(n))
 }
 
 func (n nsDialer) Self() int { return int(n) }

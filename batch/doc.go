@@ -16,7 +16,17 @@
 //	           gathers the upper devices into the lower's batch
 //	module     unload the kind's module: every device of the kind, in every
 //	           namespace, in one batch
-//	auto       group: the batch path that is always safe
+//
+// Each strategy is a file of its own (delete_serial.go, delete_group.go,
+// ...) that registers what it applies to, whether it is one kernel batch,
+// how it runs and its iproute2 command; Delete only orchestrates: Ready,
+// one look that answers the checks, the strategy's run, and the lookups
+// that settle what the kernel did. DeleteStrategy.Ready is the one
+// validation, for callers that refuse before deleting anything. What a
+// create or delete records goes through a Ledger (package runs keeps
+// records); the sockets a delete needs beyond Target.Conn (parallel
+// workers, the scans of other namespaces) come through Target.Dialer, which
+// a test points at a fake kernel (nlbatch/nlbatchtest).
 //
 // Ownership: a Set names what devbulk created — its group id (non-zero,
 // checked unused), its name prefix and the ifindexes and names recorded at

@@ -24,17 +24,6 @@ const (
 // file of its own (delete_*.go) and registered there.
 type DeleteStrategy string
 
-// The delete strategies (see the package documentation).
-const (
-	DeleteSerial    DeleteStrategy = "serial"
-	DeletePipelined DeleteStrategy = "pipelined"
-	DeleteParallel  DeleteStrategy = "parallel"
-	DeleteGroup     DeleteStrategy = "group"
-	DeleteNetns     DeleteStrategy = "netns"
-	DeleteLower     DeleteStrategy = "lower"
-	DeleteModule    DeleteStrategy = "module"
-)
-
 // strategy is one way to tear a set down.
 type strategy struct {
 	// order places it in lists shown to users: the one-by-one paths

@@ -12,6 +12,7 @@ import (
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/kprofile"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/rcutrace"
 )
@@ -148,22 +149,23 @@ func (o Options) progress(format string, args ...any) {
 // stage is a throwaway namespace with a run's lower devices in place and
 // its links planned.
 type stage struct {
-	ns    *batch.Namespace
+	ns    *namespace.Dedicated
 	conn  *nlbatch.Conn
 	set   *batch.Set
 	links []devices.Link
 }
 
 func newStage(o Options, n int) (*stage, error) {
-	ns, err := batch.NewNamespace()
+	ns, err := namespace.NewDedicated()
 	if err != nil {
 		return nil, err
 	}
 	st := &stage{ns: ns}
-	if st.conn, err = ns.Dial(); err != nil {
+	if st.conn, err = nlbatch.Dial(ns.NS, nlbatch.Options{}); err != nil {
 		ns.Release()
 		return nil, err
 	}
+	ns.Hold(st.conn) // released with the namespace
 	st.set = &batch.Set{Kind: o.Kind, Group: batch.FreshGroup(nil, nil), Prefix: Prefix}
 	if o.Kind.NeedsLower {
 		st.set.LowerKind = o.Lower

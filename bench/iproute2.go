@@ -13,7 +13,7 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/child"
-	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/namespace"
 )
 
 // ipCreate creates links with `ip -batch -` inside ns and measures it.
@@ -50,7 +50,7 @@ func runIP(ctx context.Context, ns netns.NsHandle, p *batch.Phase, stdin string,
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	var wall time.Duration
-	err = nsthread.Run(ns, func() error {
+	err = namespace.Run(ns, func() error {
 		start := time.Now()
 		err := cmd.Run()
 		wall = time.Since(start)

@@ -9,6 +9,7 @@ import (
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/internal/result"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/rcutrace"
 )
 
@@ -61,7 +62,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
 	}
 	if r.Explain && hasNetns(r) {
-		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", batch.FreedMethod)
+		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", namespace.FreedMethod)
 	}
 	if err := r.writeProfiles(w); err != nil {
 		return err

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/namespace"
 )
 
 // The table holds only columns with figures: iproute2's with --compare,
 // request latencies with a serial phase; the method behind --explain.
 func TestTableShowsOnlyColumnsWithFigures(t *testing.T) {
 	plain := &Report{Runs: cycles(1000, []int64{999_700_000}, nil, map[string][]int64{"netns": {2e9}}, nil)}
-	plain.Runs[0].Delete.DrainMethod = batch.FreedMethod
+	plain.Runs[0].Delete.DrainMethod = namespace.FreedMethod
 	var b bytes.Buffer
 	if err := plain.WriteTable(&b); err != nil {
 		t.Fatal(err)

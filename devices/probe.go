@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/kmod"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -39,7 +39,7 @@ func Probe(kinds ...*Kind) ([]Support, error) {
 			break
 		}
 	}
-	ns, err := nsthread.New()
+	ns, err := namespace.Unshare()
 	if err != nil {
 		return nil, err
 	}

@@ -19,8 +19,8 @@ import (
 
 	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/internal/netnsstat"
-	"github.com/devbulk/devbulk/internal/nsthread"
 	"github.com/devbulk/devbulk/kprofile"
+	"github.com/devbulk/devbulk/namespace"
 )
 
 // MaxNamespaces bounds the namespaces of one run in all (the classic churn
@@ -157,7 +157,7 @@ const idleFor = 50 * time.Millisecond
 // the struct net that the last cleanup run left, and returns how many more
 // than base are still allocated after up to 10 s.
 func kickAndCount(base int) int {
-	if ns, err := nsthread.New(); err == nil {
+	if ns, err := namespace.Unshare(); err == nil {
 		ns.Close()
 	}
 	left := 0
@@ -228,7 +228,7 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 	var parent netns.NsHandle = -1
 	if o.Payload.needsParent {
 		var err error
-		if parent, err = nsthread.New(); err != nil {
+		if parent, err = namespace.Unshare(); err != nil {
 			return nil, err
 		}
 		defer parent.Close()
@@ -353,7 +353,7 @@ func execIteration(ctx context.Context, shell string) error {
 // created and released, when not nil, count the namespaces entered and
 // left. It stops early, without error, when ctx is done.
 func inFreshNamespaces(ctx context.Context, n int, created, released *atomic.Int64, each func(i int) error) error {
-	return nsthread.Run(nsthread.Current, func() error {
+	return namespace.Run(namespace.Current, func() error {
 		home, err := netns.Get()
 		if err != nil {
 			return fmt.Errorf("open this thread's netns: %w", err)
@@ -407,7 +407,7 @@ func measure(ctx context.Context, run *Run, st steps) (err error) {
 	if st.every <= 0 {
 		st.every = 10 * time.Millisecond
 	}
-	netnsstat.Prime()
+	namespace.Prime()
 	netnsstat.WaitWorkerIdle(time.Minute)
 	if st.prof != nil {
 		if err := st.prof.Start(); err != nil {
@@ -587,7 +587,7 @@ func Sequential(ctx context.Context, o SequentialOptions) (*Report, error) {
 	run := Run{Mode: "direct", Workers: 1, PerWorker: n, Namespaces: n, Payload: "none"}
 	var created, released atomic.Int64
 	body := func() error {
-		return nsthread.Run(nsthread.Current, func() error {
+		return namespace.Run(namespace.Current, func() error {
 			for i := 0; i < n && ctx.Err() == nil; i++ {
 				if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 					return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)

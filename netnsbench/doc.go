@@ -11,12 +11,12 @@
 // command. Kept namespaces can also run a command the way `ip netns exec`
 // does (KeepOptions.ExecStep), a phase of its own.
 //
-// Workers use unshare(2) and setns(2) on locked OS threads (internal/nsthread),
+// Workers use unshare(2) and setns(2) on locked OS threads (package namespace),
 // not `unshare` processes, so devbulk's own cost stays small next to the
 // kernel's; the exec mode runs the classic shell form for comparison. Churn
 // namespaces are held only by devbulk's threads: if devbulk dies, the kernel
 // dismantles them all. Kept namespaces are bind mounts under
-// DefaultMountDir (or a directory of the caller's), which Cleanup removes
+// namespace.DefaultPinDir (or a directory of the caller's), which namespace.CleanupPinned removes
 // after a crash. Namespaces with veth payloads pair with
 // a parent namespace devbulk made for the run, never the host's.
 package netnsbench

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/internal/child"
-	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/namespace"
 )
 
 // netnsExec runs cmd (with sh -c) inside the network namespace
@@ -26,7 +26,7 @@ func netnsExec(ctx context.Context, path, cmd string) error {
 	}
 	ns := netns.NsHandle(fd)
 	defer ns.Close()
-	return nsthread.Run(ns, func() (err error) {
+	return namespace.Run(ns, func() (err error) {
 		// Back to the thread's own mount namespace afterwards: the private
 		// one (its /sys holds the network namespace) then has no user and
 		// goes, even where the thread lives on (the process's main thread

@@ -11,7 +11,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/devbulk/devbulk"
-	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/namespace"
 )
 
 // KeepOptions describe `netns create`: Count namespaces made one after
@@ -33,7 +33,7 @@ type KeepOptions struct {
 	// Counter, when set, makes a counter of the namespaces created.
 	Counter func(label string, total int) func(done int)
 	// MountDir is where the kept namespaces are bind-mounted (""
-	// DefaultMountDir); Cleanup(MountDir) removes a killed run's.
+	// namespace.DefaultPinDir); namespace.CleanupPinned(MountDir) removes a killed run's.
 	MountDir string
 	// Profile breaks the cleanup worker's time down (see ChurnOptions).
 	Profile bool
@@ -70,7 +70,7 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 	parent := netns.None()
 	if o.Payload.needsParent {
 		var err error
-		if parent, err = nsthread.New(); err != nil {
+		if parent, err = namespace.Unshare(); err != nil {
 			return nil, err
 		}
 		defer parent.Close()
@@ -79,7 +79,7 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMountRun(mountDir(o.MountDir))
+	m, err := namespace.NewPinned(o.MountDir)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 		st.exec = func() error { return k.exec(ctx) }
 	}
 	err = measure(ctx, &k.run, st)
-	if _, rerr := m.remove(); rerr != nil { // after a failed release: whatever is left
+	if _, rerr := m.Remove(); rerr != nil { // after a failed release: whatever is left
 		err = errors.Join(err, rerr)
 	}
 	r.Runs = append(r.Runs, k.run)
@@ -105,7 +105,7 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 // keeper is Keep's run under way.
 type keeper struct {
 	o                 KeepOptions
-	m                 *mountRun
+	m                 *namespace.Pinned
 	parent            netns.NsHandle // of the veth payload, or none
 	step              int            // namespaces between points of a rate curve
 	run               Run
@@ -117,7 +117,7 @@ type keeper struct {
 func (k *keeper) body(ctx context.Context) error {
 	curve := newCurve(k.step, k.o.Count)
 	err := inFreshNamespaces(ctx, k.o.Count, nil, nil, func(i int) error {
-		if err := k.m.keep(i); err != nil {
+		if err := k.m.Pin(i); err != nil {
 			return err
 		}
 		k.created.Add(1)
@@ -136,7 +136,7 @@ func (k *keeper) body(ctx context.Context) error {
 // release unmounts every namespace kept.
 func (k *keeper) release() error {
 	for i := range int(k.created.Load()) {
-		if err := k.m.release(i); err != nil {
+		if err := k.m.Unpin(i); err != nil {
 			return err
 		}
 		k.released.Add(1)
@@ -157,7 +157,7 @@ func (k *keeper) exec(ctx context.Context) error {
 	n := int(k.created.Load())
 	bar := counter(k.o.Counter, "exec step", n)
 	for ; done < n && ctx.Err() == nil; done++ {
-		if err := netnsExec(ctx, k.m.path(done), k.o.ExecStep); err != nil {
+		if err := netnsExec(ctx, k.m.Path(done), k.o.ExecStep); err != nil {
 			if ctx.Err() != nil {
 				break // the step was killed by the interruption, not failed
 			}

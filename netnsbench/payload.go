@@ -17,7 +17,7 @@ import (
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/child"
-	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -409,12 +409,12 @@ func (p Payload) Probe() error {
 	if len(p.sysctls) == 0 {
 		return nil
 	}
-	ns, err := nsthread.New()
+	ns, err := namespace.Unshare()
 	if err != nil {
 		return err
 	}
 	defer ns.Close()
-	return nsthread.Run(ns, func() error {
+	return namespace.Run(ns, func() error {
 		for _, kv := range p.sysctls {
 			if !probeable(kv[0]) {
 				continue

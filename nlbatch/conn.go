@@ -8,7 +8,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/namespace"
 )
 
 // Transport is what a Conn talks to: the kernel's NETLINK_ROUTE socket, or
@@ -54,14 +54,14 @@ type Conn struct {
 }
 
 // CurrentNetns names the process's own network namespace in Dial.
-const CurrentNetns = nsthread.Current
+const CurrentNetns = namespace.Current
 
 // Dial opens a socket in network namespace ns (CurrentNetns for the
 // process's own). Only a short-lived helper thread enters ns; the socket stays
 // bound to ns for its whole life.
 func Dial(ns netns.NsHandle, opts Options) (*Conn, error) {
 	var c *Conn
-	err := nsthread.Run(ns, func() error {
+	err := namespace.Run(ns, func() error {
 		var err error
 		c, err = DialHere(opts)
 		return err
@@ -71,7 +71,7 @@ func Dial(ns netns.NsHandle, opts Options) (*Conn, error) {
 
 // DialHere opens a socket in the network namespace of the calling OS thread,
 // for code that already runs on a locked thread inside a namespace (as in
-// nsthread.Run): it saves Dial's helper thread.
+// namespace.Run): it saves Dial's helper thread.
 func DialHere(opts Options) (*Conn, error) {
 	if opts.RcvBuf <= 0 {
 		opts.RcvBuf = 8 << 20

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/vm/vmtest"
 )
 
@@ -30,7 +30,7 @@ func TestCountsAnRCUWait(t *testing.T) {
 	}
 	defer c.Close()
 	// Every netns dismantle waits for RCU and unregisters its loopback.
-	ns, err := nsthread.New()
+	ns, err := namespace.Unshare()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/internal/owner"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -113,7 +114,7 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 			rep.Bad = append(rep.Bad, b)
 		}
 	}
-	cookie := netnsCookie(o.NS)
+	cookie := namespace.Cookie(o.NS)
 	stale := staleness{}
 	var mine []*Record
 	for _, r := range recs {
@@ -373,16 +374,16 @@ func (st *staleness) of(r *Record) bool {
 		return false
 	}
 	if st.held == nil {
-		st.held = batch.Namespaces()
+		st.held = namespace.Discover()
 	}
 	path, ok := st.held[r.Inode]
 	if !ok {
 		return true
 	}
-	ns, ino, err := openNetnsFile(path)
+	ns, ino, err := namespace.OpenFile(path)
 	if err != nil {
 		return true
 	}
 	defer ns.Close()
-	return !r.In(ino, netnsCookie(ns))
+	return !r.In(ino, namespace.Cookie(ns))
 }

@@ -1,129 +1,12 @@
 package runs
 
 import (
-	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 
-	"github.com/devbulk/devbulk/batch"
-	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/namespace"
 )
-
-// ErrBadNetns reports a --netns that names no network namespace devbulk
-// may work in (a usage error).
-var ErrBadNetns = errors.New("bad --netns")
-
-// NetnsDir is where `ip netns add` keeps named namespaces.
-const NetnsDir = "/run/netns"
-
-// Current names devbulk's own namespace in a --netns.
-const Current = "current"
-
-// netnsPath resolves a --netns argument to the file to open: "current"
-// (devbulk's own namespace, which must be said explicitly), a plain name
-// from /run/netns (no slash, not . or ..), or a path, which must hold a slash.
-func netnsPath(arg string) (path string, current bool, err error) {
-	switch {
-	case arg == "":
-		return "", false, fmt.Errorf("%w: --netns is required: a name from `ip netns list`, a path to a namespace file, or %q to work in devbulk's own namespace", ErrBadNetns, Current)
-	case arg == Current:
-		return "/proc/self/ns/net", true, nil
-	case strings.ContainsRune(arg, 0):
-		return "", false, fmt.Errorf("%w: --netns %q holds a NUL byte", ErrBadNetns, arg)
-	case strings.Contains(arg, "/"):
-		return filepath.Clean(arg), false, nil
-	case arg == "." || arg == ".." || len(arg) > 255:
-		return "", false, fmt.Errorf("%w: --netns %q is not a namespace name (names from `ip netns list` hold no slash and are not . or ..)", ErrBadNetns, arg)
-	}
-	return filepath.Join(NetnsDir, arg), false, nil
-}
-
-// OpenNetns opens the network namespace a --netns names and returns it
-// with its nsfs inode. The file must be a network namespace (nsfs,
-// NS_GET_NSTYPE CLONE_NEWNET); devbulk's own namespace is refused unless
-// the argument is "current".
-func OpenNetns(arg string) (netns.NsHandle, uint64, error) {
-	path, current, err := netnsPath(arg)
-	if err != nil {
-		return netns.None(), 0, err
-	}
-	h, ino, err := openNetnsFile(path)
-	if err != nil {
-		if !strings.Contains(arg, "/") && errors.Is(err, unix.ENOENT) {
-			return netns.None(), 0, fmt.Errorf("%w: netns %q not found under %s (create it with `ip netns add %s`)", ErrBadNetns, arg, NetnsDir, arg)
-		}
-		return netns.None(), 0, fmt.Errorf("%w: --netns %s: %w", ErrBadNetns, arg, err)
-	}
-	if !current {
-		var self unix.Stat_t
-		if err := unix.Stat("/proc/self/ns/net", &self); err == nil && self.Ino == ino {
-			h.Close()
-			return netns.None(), 0, fmt.Errorf("%w: --netns %s is devbulk's own network namespace: say --netns %s to work there", ErrBadNetns, arg, Current)
-		}
-	}
-	return h, ino, nil
-}
-
-// openNetnsFile opens path and checks that it is a network namespace; it
-// returns the handle and the namespace's inode.
-func openNetnsFile(path string) (netns.NsHandle, uint64, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return netns.None(), 0, err
-	}
-	ino, err := netnsInode(fd)
-	if err != nil {
-		unix.Close(fd)
-		return netns.None(), 0, err
-	}
-	return netns.NsHandle(fd), ino, nil
-}
-
-// netnsInode checks that fd is a network namespace and returns its inode.
-func netnsInode(fd int) (uint64, error) {
-	var fs unix.Statfs_t
-	if err := unix.Fstatfs(fd, &fs); err != nil {
-		return 0, err
-	}
-	if fs.Type != unix.NSFS_MAGIC {
-		return 0, errors.New("not a namespace file (nsfs): a name from `ip netns list`, or a path like /proc/PID/ns/net or /run/netns/NAME")
-	}
-	typ, err := unix.IoctlRetInt(fd, unix.NS_GET_NSTYPE)
-	if err != nil {
-		return 0, fmt.Errorf("NS_GET_NSTYPE: %w", err)
-	}
-	if typ != unix.CLONE_NEWNET {
-		return 0, errors.New("a namespace, but not a network namespace")
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, err
-	}
-	return st.Ino, nil
-}
-
-// netnsCookie returns the cookie of namespace ns (SO_NETNS_COOKIE, Linux
-// 5.14 and later), or 0 where the kernel has none. Unlike the nsfs inode,
-// which a namespace made soon after this one is freed can reuse, a cookie is
-// never given to another namespace during a boot: inode and cookie together
-// are the namespace, however it is named.
-func netnsCookie(ns netns.NsHandle) uint64 {
-	var cookie uint64
-	nsthread.Run(ns, func() error {
-		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
-		cookie, err = unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE)
-		return err
-	})
-	return cookie
-}
 
 // recordedNetns opens the namespace a run was made in: by its --netns when
 // that still means the recorded inode, else by the inode among every
@@ -134,15 +17,15 @@ func recordedNetns(r *Record) (netns.NsHandle, string) {
 	if ns, err := openRecorded(r); err == nil {
 		return ns, r.Netns
 	}
-	path, ok := batch.FindNetns(r.Inode)
+	path, ok := namespace.Find(r.Inode)
 	if !ok {
 		return netns.None(), ""
 	}
-	ns, ino, err := openNetnsFile(path)
+	ns, ino, err := namespace.OpenFile(path)
 	if err != nil {
 		return netns.None(), "" // gone meanwhile
 	}
-	if !r.In(ino, netnsCookie(ns)) {
+	if !r.In(ino, namespace.Cookie(ns)) {
 		ns.Close()
 		return netns.None(), ""
 	}
@@ -152,12 +35,12 @@ func recordedNetns(r *Record) (netns.NsHandle, string) {
 // openRecorded opens a record's namespace by its --netns, if that still
 // leads to the recorded inode.
 func openRecorded(r *Record) (netns.NsHandle, error) {
-	path, _, err := netnsPath(r.Netns)
+	path, _, err := namespace.Resolve(r.Netns)
 	if err != nil {
 		return netns.None(), err
 	}
-	ns, ino, err := openNetnsFile(path)
-	if err == nil && !r.In(ino, netnsCookie(ns)) {
+	ns, ino, err := namespace.OpenFile(path)
+	if err == nil && !r.In(ino, namespace.Cookie(ns)) {
 		ns.Close()
 		err = fmt.Errorf("netns %s is now another namespace (inode %d, recorded %d)", r.Netns, ino, r.Inode)
 	}

@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/vm"
 	"github.com/devbulk/devbulk/vm/vmtest"
@@ -73,24 +73,34 @@ func needKind(t *testing.T, kind string) *devices.Kind {
 
 // scratch is a throwaway namespace with a socket in it.
 type scratch struct {
-	ns   *batch.Namespace
+	ns   *namespace.Dedicated
 	conn *nlbatch.Conn
 }
 
 func newScratch(t *testing.T) *scratch {
 	t.Helper()
-	ns, err := batch.NewNamespace()
+	ns, err := namespace.NewDedicated()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Wait for the dismantle, so the next test does not share the machine
 	// with it.
 	t.Cleanup(func() { _ = ns.ReleaseAndWait(time.Minute) })
-	c, err := ns.Dial()
+	s := &scratch{ns: ns}
+	s.conn = s.dial(t)
+	return s
+}
+
+// dial opens one more socket in the scratch namespace, closed when the
+// namespace is released.
+func (s *scratch) dial(t *testing.T) *nlbatch.Conn {
+	t.Helper()
+	c, err := nlbatch.Dial(s.ns.NS, nlbatch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &scratch{ns: ns, conn: c}
+	s.ns.Hold(c)
+	return c
 }
 
 // add creates one link the test owns (devbulk did not create it).

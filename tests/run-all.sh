@@ -60,7 +60,7 @@ fuzz ./nlbatch FuzzParseAck 50000x
 fuzz ./nlbatch FuzzAckRoundTrip 200000x
 fuzz ./nlbatch FuzzReplies 100000x
 fuzz ./runs FuzzParseRecord 100000x
-fuzz ./runs FuzzNetnsPath 100000x
+fuzz ./namespace FuzzResolve 100000x
 fuzz ./check FuzzParseSuite 100000x
 fuzz ./check FuzzParseThreshold 200000x
 fuzz ./netnsbench FuzzParsePayload 200000x

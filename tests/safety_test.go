@@ -21,7 +21,7 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
-	"github.com/devbulk/devbulk/internal/nsthread"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/runs"
 )
@@ -29,7 +29,7 @@ import (
 // ipIn runs ip inside the scratch namespace.
 func (s *scratch) ipIn(t *testing.T, args ...string) {
 	t.Helper()
-	err := nsthread.Run(s.ns.NS, func() error {
+	err := namespace.Run(s.ns.NS, func() error {
 		out, err := exec.Command("ip", args...).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
@@ -138,7 +138,7 @@ func TestIndexReusedDuringDeleteIsSpared(t *testing.T) {
 		if err := side.Do(context.Background(), nlbatch.DelLinkRequest(last.Index)); err != nil {
 			t.Error(err)
 		}
-		nsthread.Run(s.ns.NS, func() error {
+		namespace.Run(s.ns.NS, func() error {
 			out, err := exec.Command("ip", "link", "add", last.Name, "index", strconv.Itoa(int(last.Index)), "type", "ifb").CombinedOutput()
 			if err != nil {
 				t.Errorf("ip link add index: %v %s", err, out)

@@ -306,10 +306,7 @@ func TestCancelledCreateUndoesLowers(t *testing.T) {
 			k := needKind(t, kind)
 			s := newScratch(t)
 			before := s.links(t)
-			watch, err := s.ns.Dial()
-			if err != nil {
-				t.Fatal(err)
-			}
+			watch := s.dial(t)
 			defer watch.Close()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

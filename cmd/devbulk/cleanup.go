@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/lava"
-	"github.com/devbulk/devbulk/netnsbench"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/vm"
 )
 
@@ -62,7 +62,7 @@ func cleanup(c *cli.Context) error {
 // a line for each.
 func cleanupWorkDirs() ([]string, error) {
 	var lines []string
-	runs, nerr := netnsbench.Cleanup(mountDir())
+	runs, nerr := namespace.CleanupPinned(mountDir())
 	for _, r := range runs {
 		lines = append(lines, fmt.Sprintf("netns create run %s: released %d namespaces", r.Dir, r.Namespaces))
 	}

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/devbulk/devbulk/netnsbench"
+	"github.com/devbulk/devbulk/namespace"
 
 	"github.com/urfave/cli/v2"
 	"github.com/vishvananda/netns"
@@ -76,8 +76,8 @@ func targetNetns(c *cli.Context) (netns.NsHandle, uint64, error) {
 	if err := needNetAdmin(); err != nil {
 		return 0, 0, err
 	}
-	h, ino, err := runs.OpenNetns(c.String("netns"))
-	if errors.Is(err, runs.ErrBadNetns) {
+	h, ino, err := namespace.Open(c.String("netns"))
+	if errors.Is(err, namespace.ErrBad) {
 		return h, ino, usage(err)
 	}
 	return h, ino, err
@@ -108,7 +108,7 @@ func mountDir() string {
 	if dir := stateDir(); dir != runs.DefaultDir {
 		return filepath.Join(dir, "netns")
 	}
-	return netnsbench.DefaultMountDir
+	return namespace.DefaultPinDir
 }
 
 // openStore opens the record store; an unsafe directory is refused.

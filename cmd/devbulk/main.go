@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/runs"
 	"github.com/devbulk/devbulk/vm"
@@ -142,7 +143,7 @@ func exitCode(ctx context.Context, err error) int {
 		return ee.code
 	case errors.Is(err, devbulk.ErrNotSupported):
 		return exitUnsupported
-	case errors.Is(err, batch.ErrConflict), errors.Is(err, batch.ErrNotApplicable), errors.Is(err, runs.ErrBadNetns), errors.Is(err, runs.ErrUnsafeDir),
+	case errors.Is(err, batch.ErrConflict), errors.Is(err, batch.ErrNotApplicable), errors.Is(err, namespace.ErrBad), errors.Is(err, runs.ErrUnsafeDir),
 		errors.Is(err, netnsbench.ErrBadPayload):
 		return exitUsage
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/kmod"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/rcutrace"
 	"github.com/devbulk/devbulk/vm"
 
@@ -62,7 +63,7 @@ func TestExitCodes(t *testing.T) {
 		{context.Background(), usagef("bad"), 2},
 		{context.Background(), fmt.Errorf("x: %w", batch.ErrConflict), 2},
 		{context.Background(), fmt.Errorf("x: %w", batch.ErrNotApplicable), 2},
-		{context.Background(), fmt.Errorf("x: %w", runs.ErrBadNetns), 2},
+		{context.Background(), fmt.Errorf("x: %w", namespace.ErrBad), 2},
 		{context.Background(), fmt.Errorf("x: %w", devbulk.ErrNotSupported), 4},
 		{context.Background(), fmt.Errorf("x: %w", vm.ErrNoQemu), 4},
 		{context.Background(), fmt.Errorf("x: %w", kmod.ErrNoModules), 4},

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/devbulk/devbulk/internal/nsthread"
 )
 
 const slabDir = "/sys/kernel/slab/net_namespace"
@@ -97,42 +95,6 @@ func (w *workerWatch) comm(pid string) []byte {
 func WaitWorkerIdle(max time.Duration) {
 	for deadline := time.Now().Add(max); WorkerBusy() && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-var primeOnce sync.Once
-
-// Prime dismantles one empty namespace before the first measurement, once per
-// process. On kernels that defer the last struct net's free until the next
-// cleanup run, this leaves one deferred object, so that every later
-// namespace's run frees one and the count returns to its baseline.
-func Prime() { primeOnce.Do(prime) }
-
-func prime() {
-	before, ok := Objects()
-	if !ok {
-		return
-	}
-	ns, err := nsthread.New()
-	if err != nil {
-		return
-	}
-	ns.Close()
-	// The empty namespace's run takes milliseconds; wait until the count
-	// is back to before, or holds one more (the deferred object), stably.
-	deadline := time.Now().Add(2 * time.Second)
-	stable := 0
-	for time.Now().Before(deadline) && stable < 50 {
-		time.Sleep(2 * time.Millisecond)
-		c, _ := Objects()
-		switch {
-		case c <= before:
-			return
-		case c == before+1:
-			stable++
-		default:
-			stable = 0
-		}
 	}
 }
 

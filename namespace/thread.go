@@ -1,5 +1,6 @@
-// Package nsthread runs code inside a network namespace without moving any
-// goroutine the rest of the program uses.
+package namespace
+
+// The locked thread.
 //
 // setns(2) and unshare(2) change the namespace of one OS thread. As in
 // containernetworking's pkg/ns, every closure here runs on a fresh goroutine
@@ -10,7 +11,6 @@
 // main thread cannot exit: the runtime parks it forever instead, and a
 // namespace it sat in would stay alive — with every device in it — until the
 // process ends.
-package nsthread
 
 import (
 	"errors"
@@ -46,10 +46,10 @@ func Run(ns netns.NsHandle, fn func() error) error {
 	})
 }
 
-// New creates a network namespace held only by the returned handle (and by
+// Unshare creates a network namespace held only by the returned handle (and by
 // whatever is later created inside it). Closing the handle releases it: the
 // kernel then dismantles it, with every device inside, asynchronously.
-func New() (netns.NsHandle, error) {
+func Unshare() (netns.NsHandle, error) {
 	h := netns.None()
 	err := onThread(func() error {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {

@@ -1,4 +1,4 @@
-package runs
+package namespace
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestNetnsPath(t *testing.T) {
+func TestResolve(t *testing.T) {
 	for arg, want := range map[string]string{
 		"current":             "/proc/self/ns/net",
 		"blue":                "/run/netns/blue",
@@ -15,38 +15,38 @@ func TestNetnsPath(t *testing.T) {
 		"./x/../ns":           "ns",
 		"../../proc/1/ns/net": "../../proc/1/ns/net",
 	} {
-		got, _, err := netnsPath(arg)
+		got, _, err := Resolve(arg)
 		if err != nil || got != want {
-			t.Errorf("netnsPath(%q) = %q, %v; want %q", arg, got, err, want)
+			t.Errorf("Resolve(%q) = %q, %v; want %q", arg, got, err, want)
 		}
 	}
 	for _, arg := range []string{"", ".", "..", "a\x00b", strings.Repeat("n", 256)} {
-		if _, _, err := netnsPath(arg); !errors.Is(err, ErrBadNetns) {
-			t.Errorf("netnsPath(%q) = %v, want ErrBadNetns", arg, err)
+		if _, _, err := Resolve(arg); !errors.Is(err, ErrBad) {
+			t.Errorf("Resolve(%q) = %v, want ErrBad", arg, err)
 		}
 	}
 }
 
-func FuzzNetnsPath(f *testing.F) {
+func FuzzResolve(f *testing.F) {
 	for _, s := range []string{"current", "blue", "../../proc/self/ns/net", "/run/netns/x", ".", "", "a/b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, arg string) {
-		path, current, err := netnsPath(arg)
+		path, current, err := Resolve(arg)
 		if err != nil {
-			if !errors.Is(err, ErrBadNetns) {
-				t.Fatalf("error %v is not ErrBadNetns", err)
+			if !errors.Is(err, ErrBad) {
+				t.Fatalf("error %v is not ErrBad", err)
 			}
 			return
 		}
 		switch {
-		case current != (arg == Current):
+		case current != (arg == CurrentName):
 			t.Fatalf("%q: current = %v", arg, current)
 		case strings.ContainsRune(path, 0):
 			t.Fatalf("%q: path %q holds NUL", arg, path)
-		case !strings.Contains(arg, "/") && !current && filepath.Dir(path) != NetnsDir:
+		case !strings.Contains(arg, "/") && !current && filepath.Dir(path) != Dir:
 			// A plain name never leaves /run/netns.
-			t.Fatalf("name %q resolved outside %s: %q", arg, NetnsDir, path)
+			t.Fatalf("name %q resolved outside %s: %q", arg, Dir, path)
 		}
 	})
 }

@@ -1,33 +1,33 @@
-package batch
+package namespace
 
 import (
 	"context"
 	"fmt"
+	"io"
+	"sync"
 	"time"
 
 	"github.com/vishvananda/netns"
 
 	"github.com/devbulk/devbulk/internal/netnsstat"
-	"github.com/devbulk/devbulk/internal/nsthread"
-	"github.com/devbulk/devbulk/nlbatch"
 )
 
-// Namespace is a throwaway network namespace dedicated to one run. Only
+// Dedicated is a throwaway network namespace dedicated to one run. Only
 // devbulk's file descriptors hold it: if devbulk dies, the kernel dismantles
 // it with everything inside, so nothing is left behind.
-type Namespace struct {
-	NS    netns.NsHandle
-	conns []*nlbatch.Conn
+type Dedicated struct {
+	NS   netns.NsHandle
+	held []io.Closer
 	// live is the count of net_namespace objects just before the release,
 	// this one included; -1 until Settle, or when unreadable.
 	live int
 }
 
-// NewNamespace creates a throwaway namespace.
-func NewNamespace() (*Namespace, error) {
-	netnsstat.Prime()
-	n := &Namespace{live: -1}
-	ns, err := nsthread.New()
+// NewDedicated creates a throwaway namespace.
+func NewDedicated() (*Dedicated, error) {
+	Prime()
+	n := &Dedicated{live: -1}
+	ns, err := Unshare()
 	if err != nil {
 		return nil, err
 	}
@@ -35,20 +35,14 @@ func NewNamespace() (*Namespace, error) {
 	return n, nil
 }
 
-// Dial opens a netlink socket in the namespace; Release closes it.
-func (n *Namespace) Dial() (*nlbatch.Conn, error) {
-	c, err := nlbatch.Dial(n.NS, nlbatch.Options{})
-	if err != nil {
-		return nil, err
-	}
-	n.conns = append(n.conns, c)
-	return c, nil
-}
+// Hold keeps c (a socket in the namespace, which holds it) until Release
+// closes it.
+func (n *Dedicated) Hold(c io.Closer) { n.held = append(n.held, c) }
 
 // Settle prepares WaitFreed: it waits (up to a minute) until no namespace
 // is being dismantled, then counts the live ones, this one included.
 // Release calls it when the caller has not.
-func (n *Namespace) Settle() {
+func (n *Dedicated) Settle() {
 	netnsstat.WaitWorkerIdle(time.Minute)
 	if c, ok := netnsstat.Objects(); ok {
 		n.live = c
@@ -57,24 +51,24 @@ func (n *Namespace) Settle() {
 
 // Release drops devbulk's hold on the namespace (its sockets and handle);
 // the kernel then dismantles it asynchronously.
-func (n *Namespace) Release() {
+func (n *Dedicated) Release() {
 	if !n.NS.IsOpen() {
 		return
 	}
 	if n.live < 0 {
 		n.Settle()
 	}
-	for _, c := range n.conns {
+	for _, c := range n.held {
 		c.Close()
 	}
-	n.conns = nil
+	n.held = nil
 	n.NS.Close()
 }
 
 // ReleaseAndWait releases the namespace and waits, at most timeout, until
 // the kernel has dismantled it, so that what comes next does not share the
 // machine with that work.
-func (n *Namespace) ReleaseAndWait(timeout time.Duration) error {
+func (n *Dedicated) ReleaseAndWait(timeout time.Duration) error {
 	n.Release()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -92,7 +86,7 @@ const FreedMethod = "net_namespace slab objects one below their count just befor
 // WaitFreed polls until the kernel has freed the released namespace and
 // returns when it saw that. It fails when the count cannot be read or ctx
 // ends first. Concurrent namespace churn by other programs skews it.
-func (n *Namespace) WaitFreed(ctx context.Context) (time.Time, error) {
+func (n *Dedicated) WaitFreed(ctx context.Context) (time.Time, error) {
 	if n.live < 0 {
 		return time.Time{}, fmt.Errorf("net_namespace slab objects are not readable here (needs SLUB sysfs and root)")
 	}
@@ -110,6 +104,42 @@ func (n *Namespace) WaitFreed(ctx context.Context) (time.Time, error) {
 		case <-ctx.Done():
 			return time.Time{}, fmt.Errorf("namespace not freed: %w", ctx.Err())
 		case <-tick.C:
+		}
+	}
+}
+
+var primeOnce sync.Once
+
+// Prime dismantles one empty namespace before the first measurement, once per
+// process. On kernels that defer the last struct net's free until the next
+// cleanup run, this leaves one deferred object, so that every later
+// namespace's run frees one and the count returns to its baseline.
+func Prime() { primeOnce.Do(prime) }
+
+func prime() {
+	before, ok := netnsstat.Objects()
+	if !ok {
+		return
+	}
+	ns, err := Unshare()
+	if err != nil {
+		return
+	}
+	ns.Close()
+	// The empty namespace's run takes milliseconds; wait until the count
+	// is back to before, or holds one more (the deferred object), stably.
+	deadline := time.Now().Add(2 * time.Second)
+	stable := 0
+	for time.Now().Before(deadline) && stable < 50 {
+		time.Sleep(2 * time.Millisecond)
+		c, _ := netnsstat.Objects()
+		switch {
+		case c <= before:
+			return
+		case c == before+1:
+			stable++
+		default:
+			stable = 0
 		}
 	}
 }

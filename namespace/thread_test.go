@@ -1,4 +1,4 @@
-package nsthread
+package namespace
 
 import (
 	"os"
@@ -18,7 +18,7 @@ func TestThreadsReturnHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 50; i++ {
-		ns, err := New()
+		ns, err := Unshare()
 		if err != nil {
 			t.Fatal(err)
 		}

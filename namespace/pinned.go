@@ -1,4 +1,4 @@
-package netnsbench
+package namespace
 
 import (
 	"bufio"
@@ -17,27 +17,27 @@ import (
 	"github.com/devbulk/devbulk/internal/safefs"
 )
 
-// DefaultMountDir holds the namespaces that `netns create` keeps alive by
-// bind mounts, as `ip netns add` does under /run/netns: one directory per
-// run, named after the devbulk process that made it, so that Cleanup can
-// tell a crashed run from a running one. KeepOptions.MountDir and
-// Cleanup's dir name another.
-const DefaultMountDir = "/run/devbulk/netns"
+// DefaultPinDir holds the namespaces that devbulk keeps alive by bind
+// mounts (netns create), as `ip netns add` does under /run/netns: one
+// directory per run, named after the devbulk process that made it, so that
+// CleanupPinned can tell a crashed run from a running one.
+const DefaultPinDir = "/run/devbulk/netns"
 
-func mountDir(dir string) string {
+func pinDir(dir string) string {
 	if dir == "" {
-		return DefaultMountDir
+		return DefaultPinDir
 	}
 	return dir
 }
 
-// mountRun is one run's directory of bind-mounted namespaces. Beside the
-// mounts it holds two files that let Cleanup prove a mount is devbulk's
-// before it unmounts it: "owner" (the process, see internal/owner) and
-// "mounts" (each entry's name and the nsfs inode it was given).
-type mountRun struct {
+// Pinned is one run's directory of bind-mounted namespaces. Beside the
+// mounts it holds two files that let CleanupPinned prove a mount is
+// devbulk's before it unmounts it: "owner" (the process, see
+// internal/owner) and "mounts" (each entry's name and the nsfs inode it was
+// given).
+type Pinned struct {
 	dir    string
-	mounts *os.File // "mounts", appended to by keep
+	mounts *os.File // "mounts", appended to by Pin
 }
 
 const (
@@ -45,11 +45,13 @@ const (
 	mountsFile = "mounts"
 )
 
-// newMountRun makes the run's directory a shared mount point of its own, as
+// NewPinned makes a run's directory under top ("": DefaultPinDir), a
+// shared mount point of its own, as
 // iproute2 does for /run/netns: an unmount here then propagates to the
 // copies that later mount namespaces (`ip netns exec`, systemd units) took,
 // which would otherwise keep a namespace alive after devbulk released it.
-func newMountRun(top string) (*mountRun, error) {
+func NewPinned(top string) (*Pinned, error) {
+	top = pinDir(top)
 	if err := os.MkdirAll(top, 0o700); err != nil {
 		return nil, err
 	}
@@ -80,19 +82,20 @@ func newMountRun(top string) (*mountRun, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("make %s a shared mount: %w", dir, err)
 	}
-	return &mountRun{dir: dir, mounts: mounts}, nil
+	return &Pinned{dir: dir, mounts: mounts}, nil
 }
 
 func entryName(i int) string { return fmt.Sprintf("ns%06d", i) }
 
-func (m *mountRun) path(i int) string { return filepath.Join(m.dir, entryName(i)) }
+// Path is entry i's file.
+func (m *Pinned) Path(i int) string { return filepath.Join(m.dir, entryName(i)) }
 
-// keep bind-mounts the calling thread's network namespace as entry i. The
+// Pin bind-mounts the calling thread's network namespace as entry i. The
 // entry is noted as pending (inode 0) before it is made and with its inode
-// once mounted, so that a devbulk killed in between leaves nothing Cleanup
+// once mounted, so that a devbulk killed in between leaves nothing CleanupPinned
 // cannot prove its own.
-func (m *mountRun) keep(i int) error {
-	p := m.path(i)
+func (m *Pinned) Pin(i int) error {
+	p := m.Path(i)
 	if _, err := fmt.Fprintf(m.mounts, "%s 0\n", entryName(i)); err != nil {
 		return err
 	}
@@ -113,20 +116,20 @@ func (m *mountRun) keep(i int) error {
 	return err
 }
 
-// release unmounts entry i, which releases its namespace.
-func (m *mountRun) release(i int) error {
-	p := m.path(i)
+// Unpin unmounts entry i, which releases its namespace.
+func (m *Pinned) Unpin(i int) error {
+	p := m.Path(i)
 	if err := unix.Unmount(p, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil {
 		return fmt.Errorf("unmount %s: %w", p, err)
 	}
 	return os.Remove(p)
 }
 
-// remove unmounts whatever entries are left, then the directory itself.
+// Remove unmounts whatever entries are left, then the directory itself.
 // Only entries noted in "mounts" that are still nsfs mounts of the noted
 // inode are unmounted (never through a symlink); anything else found in
 // the directory is left, and so is the directory.
-func (m *mountRun) remove() (int, error) {
+func (m *Pinned) Remove() (int, error) {
 	if m.mounts != nil {
 		m.mounts.Close()
 	}
@@ -221,19 +224,19 @@ func readMounts(path string) (map[string]uint64, error) {
 	return out, sc.Err()
 }
 
-// CleanedRun is a run directory that Cleanup removed.
-type CleanedRun struct {
+// CleanedPins is a run directory that CleanupPinned removed.
+type CleanedPins struct {
 	Dir        string
 	Namespaces int
 }
 
-// Cleanup removes the bind-mounted namespaces of every `netns create` run
+// CleanupPinned removes the bind-mounted namespaces of every run
 // whose devbulk process is gone (killed before it could dismantle them).
 // Runs of a devbulk still running are left alone, and so is anything in a
-// run directory that devbulk did not make (see mountRun.remove). dir is
-// where the runs were kept ("": DefaultMountDir).
-func Cleanup(dir string) ([]CleanedRun, error) {
-	top := mountDir(dir)
+// run directory that devbulk did not make (see Pinned.Remove). dir is
+// where the runs were kept ("": DefaultPinDir).
+func CleanupPinned(dir string) ([]CleanedPins, error) {
+	top := pinDir(dir)
 	ents, err := os.ReadDir(top)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -245,7 +248,7 @@ func Cleanup(dir string) ([]CleanedRun, error) {
 		return nil, err
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-	var done []CleanedRun
+	var done []CleanedPins
 	var errs []error
 	for _, e := range ents {
 		dir := filepath.Join(top, e.Name())
@@ -263,13 +266,13 @@ func Cleanup(dir string) ([]CleanedRun, error) {
 		if o.Alive() {
 			continue
 		}
-		m := &mountRun{dir: dir}
-		n, err := m.remove()
+		m := &Pinned{dir: dir}
+		n, err := m.Remove()
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		done = append(done, CleanedRun{Dir: m.dir, Namespaces: n})
+		done = append(done, CleanedPins{Dir: m.dir, Namespaces: n})
 	}
 	return done, errors.Join(errs...)
 }

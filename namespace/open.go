@@ -1,0 +1,123 @@
+package namespace
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// ErrBad reports a --netns that names no network namespace devbulk
+// may work in (a usage error).
+var ErrBad = errors.New("bad --netns")
+
+// Dir is where `ip netns add` keeps named namespaces.
+const Dir = "/run/netns"
+
+// CurrentName names devbulk's own namespace in a --netns.
+const CurrentName = "current"
+
+// Resolve resolves a --netns argument to the file to open: "current"
+// (devbulk's own namespace, which must be said explicitly), a plain name
+// from /run/netns (no slash, not . or ..), or a path, which must hold a slash.
+func Resolve(arg string) (path string, current bool, err error) {
+	switch {
+	case arg == "":
+		return "", false, fmt.Errorf("%w: --netns is required: a name from `ip netns list`, a path to a namespace file, or %q to work in devbulk's own namespace", ErrBad, CurrentName)
+	case arg == CurrentName:
+		return "/proc/self/ns/net", true, nil
+	case strings.ContainsRune(arg, 0):
+		return "", false, fmt.Errorf("%w: --netns %q holds a NUL byte", ErrBad, arg)
+	case strings.Contains(arg, "/"):
+		return filepath.Clean(arg), false, nil
+	case arg == "." || arg == ".." || len(arg) > 255:
+		return "", false, fmt.Errorf("%w: --netns %q is not a namespace name (names from `ip netns list` hold no slash and are not . or ..)", ErrBad, arg)
+	}
+	return filepath.Join(Dir, arg), false, nil
+}
+
+// Open opens the network namespace a --netns names and returns it
+// with its nsfs inode. The file must be a network namespace (nsfs,
+// NS_GET_NSTYPE CLONE_NEWNET); devbulk's own namespace is refused unless
+// the argument is "current".
+func Open(arg string) (netns.NsHandle, uint64, error) {
+	path, current, err := Resolve(arg)
+	if err != nil {
+		return netns.None(), 0, err
+	}
+	h, ino, err := OpenFile(path)
+	if err != nil {
+		if !strings.Contains(arg, "/") && errors.Is(err, unix.ENOENT) {
+			return netns.None(), 0, fmt.Errorf("%w: netns %q not found under %s (create it with `ip netns add %s`)", ErrBad, arg, Dir, arg)
+		}
+		return netns.None(), 0, fmt.Errorf("%w: --netns %s: %w", ErrBad, arg, err)
+	}
+	if !current {
+		var self unix.Stat_t
+		if err := unix.Stat("/proc/self/ns/net", &self); err == nil && self.Ino == ino {
+			h.Close()
+			return netns.None(), 0, fmt.Errorf("%w: --netns %s is devbulk's own network namespace: say --netns %s to work there", ErrBad, arg, CurrentName)
+		}
+	}
+	return h, ino, nil
+}
+
+// OpenFile opens path and checks that it is a network namespace; it
+// returns the handle and the namespace's inode.
+func OpenFile(path string) (netns.NsHandle, uint64, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return netns.None(), 0, err
+	}
+	ino, err := inode(fd)
+	if err != nil {
+		unix.Close(fd)
+		return netns.None(), 0, err
+	}
+	return netns.NsHandle(fd), ino, nil
+}
+
+// inode checks that fd is a network namespace and returns its inode.
+func inode(fd int) (uint64, error) {
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &fs); err != nil {
+		return 0, err
+	}
+	if fs.Type != unix.NSFS_MAGIC {
+		return 0, errors.New("not a namespace file (nsfs): a name from `ip netns list`, or a path like /proc/PID/ns/net or /run/netns/NAME")
+	}
+	typ, err := unix.IoctlRetInt(fd, unix.NS_GET_NSTYPE)
+	if err != nil {
+		return 0, fmt.Errorf("NS_GET_NSTYPE: %w", err)
+	}
+	if typ != unix.CLONE_NEWNET {
+		return 0, errors.New("a namespace, but not a network namespace")
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// Cookie returns the cookie of namespace ns (SO_NETNS_COOKIE, Linux
+// 5.14 and later), or 0 where the kernel has none. Unlike the nsfs inode,
+// which a namespace made soon after this one is freed can reuse, a cookie is
+// never given to another namespace during a boot: inode and cookie together
+// are the namespace, however it is named.
+func Cookie(ns netns.NsHandle) uint64 {
+	var cookie uint64
+	Run(ns, func() error {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		cookie, err = unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE)
+		return err
+	})
+	return cookie
+}
