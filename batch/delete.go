@@ -65,47 +65,69 @@ var ErrForeignDependents = errors.New("devices devbulk did not create depend on 
 // the set's (in this namespace or, by IFLA_LINK_NETNSID, in another named
 // one) make Delete refuse. Afterwards every recorded device is looked up: the phase counts
 // what the kernel confirmed deleted (Deleted), says what became of the rest
-// (Left), and leaves those still present in s.Links and s.Lowers.
-func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOptions) (Phase, error) {
+// (Left), and leaves those still present in s.Links and s.Lowers. The
+// Outcome says what a caller keeping records decides on.
+func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOptions) (Phase, Outcome, error) {
 	p := Phase{Name: "delete", Tool: "devbulk", Strategy: string(d), Devices: len(s.Links)}
 	if err := d.Ready(t, s, o); err != nil {
-		return p, err
+		return p, Outcome{}, err
 	}
 	st := d.impl()
 	del := newDeletion(t, s, o, &p)
 	if st.whole {
 		_, err := st.run(ctx, del)
-		return p, err
+		return p, del.out, err
 	}
-	others, gone, err := del.look(ctx, st.markFirst)
+	err := del.delete(ctx, st)
+	return p, del.out, err
+}
+
+// Outcome is what a delete did beside its phase (the result row): what a
+// caller that keeps records decides on.
+type Outcome struct {
+	// Settled says that every recorded device was looked up after the
+	// phase, so Deleted and Left are complete (and the set holds just the
+	// devices still present). Not set when the delete stopped before that.
+	Settled bool
+	// Acted says a request that changes devices was sent (a delete, a
+	// group mark, an unload). A delete that did not left the set as it was,
+	// whatever its error: refused, or stopped before its first request.
+	Acted bool
+}
+
+// delete looks, runs the strategy and settles what the kernel did.
+func (d *deletion) delete(ctx context.Context, st *strategy) error {
+	t, s, p := d.t, d.s, d.p
+	others, gone, err := d.look(ctx, st.markFirst)
 	if err != nil {
-		return p, err
+		return err
 	}
-	confirmed, err := st.run(ctx, del)
-	del.stop()
+	confirmed, err := st.run(ctx, d)
+	d.stop()
 	after, serr := takeSnapshot(t.Conn)
 	if serr == nil {
-		serr = s.settle(t.Conn, after, confirmed, gone, &p)
+		serr = s.settle(t.Conn, after, confirmed, gone, p)
 	}
 	if serr != nil {
-		return p, errors.Join(err, serr)
+		return errors.Join(err, serr)
 	}
+	d.out.Settled = true
 	if t.Dedicated == nil {
 		var verr error
 		if p.Vanished, verr = vanished(t.Conn, after, others); verr != nil {
-			return p, errors.Join(err, verr)
+			return errors.Join(err, verr)
 		}
 	}
 	if err != nil {
-		return p, err
+		return err
 	}
 	if ctx.Err() != nil {
-		return p, ctx.Err()
+		return ctx.Err()
 	}
-	if still := p.present(del.kept); len(still) > 0 {
-		return p, fmt.Errorf("%w: %d recorded devices: %s", ErrSurvivors, len(still), nameList(still))
+	if still := p.present(d.kept); len(still) > 0 {
+		return fmt.Errorf("%w: %d recorded devices: %s", ErrSurvivors, len(still), nameList(still))
 	}
-	return p, nil
+	return nil
 }
 
 // deletion is one Delete under way: what a strategy's run works from.
@@ -122,6 +144,7 @@ type deletion struct {
 	kept    map[int32]bool
 	m       meter
 	stopped bool
+	out     Outcome
 	// mark tells the ledger once (runs marks its record "deleting");
 	// first does it too, and notes that a request that changes devices is
 	// about to go. Both are safe from several goroutines.
@@ -135,7 +158,7 @@ func newDeletion(t Target, s *Set, o DeleteOptions, p *Phase) *deletion {
 		if err := d.mark(); err != nil {
 			return err
 		}
-		p.acted = true
+		d.out.Acted = true
 		return nil
 	})
 	return d
@@ -322,7 +345,6 @@ func (s *Set) settle(c *nlbatch.Conn, sn *snapshot, confirmed map[int32]bool, go
 	}
 	s.Links, s.Lowers = keep(s.Links), keep(s.Lowers)
 	p.Failed = p.Devices - p.Deleted
-	p.Settled = true
 	p.FillRates()
 	return nil
 }

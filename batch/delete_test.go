@@ -52,7 +52,7 @@ func TestLostDeleteAcksAreSettledByLookup(t *testing.T) {
 			}
 			return false
 		}
-		p, err := Delete(context.Background(), target(c), s, d, DeleteOptions{})
+		p, _, err := Delete(context.Background(), target(c), s, d, DeleteOptions{})
 		if err != nil || p.Deleted != 10 || p.AcksLost == 0 || len(p.Left) != 0 {
 			t.Errorf("%s: %v; deleted %d, %d ACKs lost, left %v", d, err, p.Deleted, p.AcksLost, p.Left)
 		}
@@ -74,7 +74,7 @@ func TestRefusedDeleteWithLostAckIsNotCounted(t *testing.T) {
 		return 0
 	}
 	k.LoseAck = func(typ uint16, _ uint32) bool { return typ == unix.RTM_DELLINK }
-	p, err := Delete(context.Background(), target(c), s, DeleteSerial, DeleteOptions{})
+	p, _, err := Delete(context.Background(), target(c), s, DeleteSerial, DeleteOptions{})
 	if !errors.Is(err, ErrSurvivors) || p.Deleted != 3 || p.Failed != 1 {
 		t.Fatalf("%v; deleted %d, failed %d", err, p.Deleted, p.Failed)
 	}
@@ -88,7 +88,7 @@ func TestRefusedDeleteWithLostAckIsNotCounted(t *testing.T) {
 func TestLostLookupsDeleteNothing(t *testing.T) {
 	k, s, c := fakeRun(5)
 	k.LoseAck = func(typ uint16, _ uint32) bool { return typ == unix.RTM_GETLINK }
-	p, err := Delete(context.Background(), target(c), s, DeleteSerial, DeleteOptions{})
+	p, _, err := Delete(context.Background(), target(c), s, DeleteSerial, DeleteOptions{})
 	if err == nil || p.Deleted != 0 {
 		t.Errorf("%v; deleted %d", err, p.Deleted)
 	}
@@ -112,7 +112,7 @@ func TestRemarkStopsAtALostAck(t *testing.T) {
 		}
 		return false
 	}
-	p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{Ledger: l})
+	p, _, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{Ledger: l})
 	if err == nil || !errors.Is(err, nlbatch.ErrAckLost) || p.Deleted != 0 {
 		t.Fatalf("%v; deleted %d", err, p.Deleted)
 	}
@@ -123,7 +123,7 @@ func TestRemarkStopsAtALostAck(t *testing.T) {
 		t.Errorf("the kernel holds %q", got)
 	}
 	// The next delete, from the saved marks, finishes the job and spares theirs.
-	p, err = Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
+	p, _, err = Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
 	if err != nil || p.Deleted != 6 || kernelNames(k) != "lo theirs" {
 		t.Errorf("resumed: %v; deleted %d; kernel %q", err, p.Deleted, kernelNames(k))
 	}
@@ -167,7 +167,7 @@ func TestDeviceReplacedDuringDeleteIsSpared(t *testing.T) {
 			}
 		}
 	}
-	p, err := Delete(context.Background(), target(c), s, DeleteSerial, DeleteOptions{})
+	p, _, err := Delete(context.Background(), target(c), s, DeleteSerial, DeleteOptions{})
 	if err != nil || p.Deleted != 4 || kernelNames(k) != "lo dbk4" {
 		t.Errorf("%v; deleted %d; kernel %q; left %v", err, p.Deleted, kernelNames(k), p.Left)
 	}
@@ -178,7 +178,7 @@ func TestDeviceReplacedDuringDeleteIsSpared(t *testing.T) {
 func TestLostGroupDeleteAckIsSettled(t *testing.T) {
 	k, s, c := fakeRun(5)
 	k.LoseAck = func(typ uint16, _ uint32) bool { return typ == unix.RTM_DELLINK }
-	p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
+	p, _, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
 	if err != nil || p.Deleted != 5 || len(p.Left) != 0 || kernelNames(k) != "lo" {
 		t.Errorf("%v; deleted %d, left %v, kernel %q", err, p.Deleted, p.Left, kernelNames(k))
 	}
@@ -192,14 +192,14 @@ func TestLostGroupDeleteAckIsSettled(t *testing.T) {
 func TestForeignUpperAddedLateRefusesTheGroupDelete(t *testing.T) {
 	k, s, c := fakeRun(3)
 	on := s.Links[1].Index
-	p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{
+	_, out, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{
 		Ledger: &hooks{deleting: func() error {
 			k.Add(nlbatchtest.Link{Name: "theirs", Kind: "macvlan", Parent: on})
 			return nil
 		}},
 	})
-	if !errors.Is(err, ErrForeignDependents) || !strings.Contains(err.Error(), "theirs") || p.Acted() {
-		t.Errorf("%v (acted %v), want ErrForeignDependents naming theirs, nothing sent", err, p.Acted())
+	if !errors.Is(err, ErrForeignDependents) || !strings.Contains(err.Error(), "theirs") || out.Acted {
+		t.Errorf("%v (acted %v), want ErrForeignDependents naming theirs, nothing sent", err, out.Acted)
 	}
 	if got := kernelNames(k); got != "lo dbk0 dbk1 dbk2 theirs" {
 		t.Errorf("kernel holds %q after a refused delete", got)
@@ -221,13 +221,13 @@ func TestForeignDeviceMovedIntoTheGroupIsReported(t *testing.T) {
 			}
 		}
 	}
-	p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
+	p, _, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
 	if err != nil || p.Deleted != 3 || strings.Join(p.Vanished, ",") != "theirs" {
 		t.Errorf("%v; deleted %d, vanished %v", err, p.Deleted, p.Vanished)
 	}
 	// Without such a change nothing is reported.
 	_, s, c = fakeRun(3)
-	if p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{}); err != nil || len(p.Vanished) != 0 {
+	if p, _, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{}); err != nil || len(p.Vanished) != 0 {
 		t.Errorf("%v; vanished %v", err, p.Vanished)
 	}
 }
@@ -334,7 +334,7 @@ func TestDeleteChecksFromOneDumpOrLookups(t *testing.T) {
 			}
 			k.Remove(renamed.Index)
 			k.Add(nlbatchtest.Link{Index: renamed.Index, Name: "dbkX", Kind: "ifb", Group: 7})
-			p, err := Delete(context.Background(), target(c), s, d, DeleteOptions{})
+			p, _, err := Delete(context.Background(), target(c), s, d, DeleteOptions{})
 			if !errors.Is(err, ErrSurvivors) || p.Deleted != 5 || len(p.Left) != 1 || !strings.Contains(p.Left[0].Why, "renamed to dbkX") {
 				t.Errorf("%s, dumps interrupted %v: %v; deleted %d, left %v", d, interrupted, err, p.Deleted, p.Left)
 			}
@@ -367,7 +367,7 @@ func TestGroupDeleteLooksNothingUp(t *testing.T) {
 			lookups++
 		}
 	}
-	p, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
+	p, _, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{})
 	if err != nil || p.Deleted != 6 || lookups != 0 || kernelNames(k) != "lo" {
 		t.Errorf("%v; deleted %d, %d lookups, kernel %q", err, p.Deleted, lookups, kernelNames(k))
 	}
@@ -383,7 +383,7 @@ func TestSerialDeleteIsLinear(t *testing.T) {
 		_, s, c := fakeRun(n)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		if p, err := Delete(context.Background(), target(c), s, DeleteSerial, DeleteOptions{}); err != nil || p.Deleted != n {
+		if p, _, err := Delete(context.Background(), target(c), s, DeleteSerial, DeleteOptions{}); err != nil || p.Deleted != n {
 			t.Fatalf("%v; deleted %d of %d", err, p.Deleted, n)
 		}
 		runtime.ReadMemStats(&after)

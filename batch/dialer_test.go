@@ -48,7 +48,7 @@ func TestParallelDeleteOnWorkersSockets(t *testing.T) {
 	k.Add(nlbatchtest.Link{Name: "other", Kind: "ifb"})
 	k.Add(nlbatchtest.Link{Name: "intruder", Kind: "ifb", Group: 7})
 	fd := &fakeDialer{k: k}
-	p, err := Delete(context.Background(), Target{Conn: c, Dialer: fd}, s, DeleteParallel, DeleteOptions{Workers: 4})
+	p, _, err := Delete(context.Background(), Target{Conn: c, Dialer: fd}, s, DeleteParallel, DeleteOptions{Workers: 4})
 	if err != nil || p.Deleted != 40 || kernelNames(k) != "lo other intruder" {
 		t.Fatalf("%v; deleted %d; kernel %q", err, p.Deleted, kernelNames(k))
 	}
@@ -64,7 +64,7 @@ func TestParallelDeleteOnWorkersSockets(t *testing.T) {
 // anything is sent.
 func TestParallelDeleteNeedsADialer(t *testing.T) {
 	k, s, c := fakeRun(3)
-	_, err := Delete(context.Background(), target(c), s, DeleteParallel, DeleteOptions{})
+	_, _, err := Delete(context.Background(), target(c), s, DeleteParallel, DeleteOptions{})
 	if !errors.Is(err, ErrNotApplicable) || k.Sends != 0 {
 		t.Errorf("%v; %d datagrams sent", err, k.Sends)
 	}
@@ -82,11 +82,11 @@ func TestDependentInAnotherNamespaceRefuses(t *testing.T) {
 			away.Add(nlbatchtest.Link{Name: "lo"})
 			away.Add(nlbatchtest.Link{Name: "mv0", Kind: "macvlan", Parent: s.Links[1].Index, LinkNetns: true, LinkNetnsID: nsid})
 			fd := &fakeDialer{k: k, others: map[string]*nlbatchtest.Kernel{"/run/netns/b": away}}
-			p, err := Delete(context.Background(), Target{Conn: c, Dialer: fd}, s, d, DeleteOptions{})
+			p, out, err := Delete(context.Background(), Target{Conn: c, Dialer: fd}, s, d, DeleteOptions{})
 			if nsid == 5 {
 				if !errors.Is(err, ErrForeignDependents) || !strings.Contains(err.Error(), "mv0 (netns b)") ||
-					kernelNames(k) != "lo dbk0 dbk1 dbk2" || p.Acted() {
-					t.Errorf("%s, on ours: %v; kernel %q; acted %v", d, err, kernelNames(k), p.Acted())
+					kernelNames(k) != "lo dbk0 dbk1 dbk2" || out.Acted {
+					t.Errorf("%s, on ours: %v; kernel %q; acted %v", d, err, kernelNames(k), out.Acted)
 				}
 				continue
 			}

@@ -36,7 +36,7 @@ func ExampleCreateIn() {
 	fmt.Printf("created %d links, %s .. %s, all in the run's group: %t\n", len(set.Links),
 		set.Links[0].Name, set.Links[len(set.Links)-1].Name, inGroup(kernel, set.Group) == 1000)
 
-	p, err := batch.Delete(ctx, batch.Target{Conn: c, NS: netns.None()}, set, batch.DeleteGroup, batch.DeleteOptions{})
+	p, _, err := batch.Delete(ctx, batch.Target{Conn: c, NS: netns.None()}, set, batch.DeleteGroup, batch.DeleteOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

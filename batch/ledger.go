@@ -17,7 +17,7 @@ type Ledger interface {
 	// Deleting is told once before a delete's first request that changes
 	// devices: by the group strategy right before the look that answers
 	// its checks, by the others after the checks. Its error stops the
-	// delete; Delete may still refuse after it (Phase.Acted then says that
+	// delete; Delete may still refuse after it (Outcome.Acted then says that
 	// nothing was sent).
 	Deleting() error
 	// Forget drops the ownership: a failed create's undo removed every

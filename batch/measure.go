@@ -31,10 +31,6 @@ type Phase struct {
 	// between devbulk's check and its group delete). devbulk cannot tell
 	// which; it says so.
 	Vanished []string `json:"vanished,omitempty"`
-	// Settled says that every recorded device was looked up after the
-	// phase, so Deleted and Left are complete (and the set holds just the
-	// devices still present). Not set when the delete stopped before that.
-	Settled bool `json:"-"`
 	// WallNS is the phase's wall time: until the kernel said every device was
 	// done (for netns: until the namespace was freed, see FreedMethod).
 	WallNS int64 `json:"wall_ns"`
@@ -68,13 +64,7 @@ type Phase struct {
 	Errors []string `json:"errors,omitempty"`
 
 	firstErr error // the first of them, for errors.Is
-	acted    bool  // a request that changes devices was sent (Acted)
 }
-
-// Acted reports whether the phase sent a request that changes devices (a
-// delete, a group mark, an unload). A delete that did not left the set as
-// it was, whatever its error: refused, or stopped before its first request.
-func (p *Phase) Acted() bool { return p.acted }
 
 // Latency summarizes per-request latencies, in nanoseconds.
 type Latency struct {

@@ -118,8 +118,8 @@ func planRun(c *nlbatch.Conn, o *CreateOptions) (links, lowers []devices.Link, s
 func (o CreateOptions) undo(ctx context.Context, c *nlbatch.Conn, set *Set, cause error) (*Set, error) {
 	set.Links, set.Lowers = nil, nil
 	ledger := ledgerOr(o.Ledger)
-	dp, err := Delete(context.WithoutCancel(ctx), Target{Conn: c, NS: o.NS}, set, DeleteGroup, DeleteOptions{Ledger: undoing{ledger}})
-	if err == nil && !dp.Settled {
+	dp, out, err := Delete(context.WithoutCancel(ctx), Target{Conn: c, NS: o.NS}, set, DeleteGroup, DeleteOptions{Ledger: undoing{ledger}})
+	if err == nil && !out.Settled {
 		err = errors.New("the undo could not check what is left")
 	}
 	if err != nil {

@@ -252,7 +252,7 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 			return c, err
 		}
 	}
-	c.Delete, err = batch.Delete(ctx, t, st.set, d, do)
+	c.Delete, _, err = batch.Delete(ctx, t, st.set, d, do)
 	if o.rcu != nil && err == nil {
 		c.Delete.RCU, err = o.rcu.Read()
 	}

@@ -281,11 +281,11 @@ func (s *Store) deleteSet(ctx context.Context, t batch.Target, r *Record, d batc
 	state, creator, marks := r.State, r.Owner, slices.Clone(r.Marks)
 	l := &ledger{s: s, r: r}
 	do.Ledger = l
-	p, err := batch.Delete(ctx, t, set, d, do)
+	p, out, err := batch.Delete(ctx, t, set, d, do)
 	marked := l.marked
 	r.Marks = set.Marks
 	var forgotten []batch.Leftover
-	if p.Settled {
+	if out.Settled {
 		r.Links, r.Lowers = set.Links, set.Lowers
 		if forget {
 			forgotten = r.forgetRenamed(p.Left)
@@ -297,10 +297,10 @@ func (s *Store) deleteSet(ctx context.Context, t batch.Target, r *Record, d batc
 			return p, true, forgotten, errors.Join(err, s.Remove(r))
 		}
 	}
-	if marked && (!p.Acted() || unchanged(p)) {
+	if marked && (!out.Acted || unchanged(p, out)) {
 		r.State, r.Owner = state, creator
 	}
-	if !marked && !p.Settled && slices.Equal(r.Marks, marks) && len(forgotten) == 0 {
+	if !marked && !out.Settled && slices.Equal(r.Marks, marks) && len(forgotten) == 0 {
 		return p, false, nil, err // refused before anything: the file is as it was
 	}
 	return p, false, forgotten, errors.Join(err, s.Save(r))
@@ -337,8 +337,8 @@ func stillPresent(left []batch.Leftover) bool {
 // unchanged reports whether a delete phase left every recorded device as
 // it was: nothing deleted, nothing vanished. Unknown (not settled) is not
 // unchanged.
-func unchanged(p batch.Phase) bool {
-	if !p.Settled {
+func unchanged(p batch.Phase, out batch.Outcome) bool {
+	if !out.Settled {
 		return false
 	}
 	for _, l := range p.Left {

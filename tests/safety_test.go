@@ -66,7 +66,7 @@ func TestForeignDependentsBlockEveryStrategy(t *testing.T) {
 	theirs := []nlbatch.Link{s.byName(t, "theirmv"), s.byName(t, "theirvx")}
 	for _, d := range []batch.DeleteStrategy{batch.DeleteSerial, batch.DeletePipelined, batch.DeleteParallel, batch.DeleteGroup} {
 		set, _ := rec.Set()
-		_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, d, batch.DeleteOptions{})
+		_, _, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, d, batch.DeleteOptions{})
 		if !errors.Is(err, batch.ErrForeignDependents) {
 			t.Fatalf("%s: %v, want ErrForeignDependents", d, err)
 		}
@@ -92,7 +92,7 @@ func TestForeignDependentsOnPeersAndPorts(t *testing.T) {
 	_, veths := createRun(t, s, devices.Veth, 3)
 	s.ipIn(t, "link", "add", "onpeer", "link", "dbk1p", "type", "macvlan")
 	set, _ := veths.Set()
-	_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{})
+	_, _, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{})
 	if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), "onpeer") {
 		t.Errorf("veth run with a macvlan on a peer: %v", err)
 	}
@@ -103,7 +103,7 @@ func TestForeignDependentsOnPeersAndPorts(t *testing.T) {
 	s2.ipIn(t, "link", "add", "port0", "type", "ifb")
 	s2.ipIn(t, "link", "set", "port0", "master", "dbk0")
 	set, _ = bridges.Set()
-	_, err = batch.Delete(context.Background(), batch.Target{Conn: s2.conn, NS: s2.ns.NS}, set, batch.DeleteSerial, batch.DeleteOptions{})
+	_, _, err = batch.Delete(context.Background(), batch.Target{Conn: s2.conn, NS: s2.ns.NS}, set, batch.DeleteSerial, batch.DeleteOptions{})
 	if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), "port0") {
 		t.Errorf("bridge run with a foreign port: %v", err)
 	}
@@ -147,7 +147,7 @@ func TestIndexReusedDuringDeleteIsSpared(t *testing.T) {
 		})
 	}
 	set, _ := rec.Set()
-	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteSerial, batch.DeleteOptions{Progress: swap})
+	p, _, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteSerial, batch.DeleteOptions{Progress: swap})
 	if !swapped {
 		t.Fatal("the delete reported no progress")
 	}

@@ -97,7 +97,7 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 		t.Fatal(err)
 	}
 	target := batch.Target{Conn: s.conn, NS: s.ns.NS, Dedicated: s.ns}
-	p, err := batch.Delete(context.Background(), target, set, d, batch.DeleteOptions{Workers: 4})
+	p, _, err := batch.Delete(context.Background(), target, set, d, batch.DeleteOptions{Workers: 4})
 	if err != nil {
 		t.Fatalf("delete: %v (phase %+v)", err, p)
 	}
@@ -151,7 +151,7 @@ func TestModuleStrategyUnsupportedHere(t *testing.T) {
 	s := newScratch(t)
 	_, rec := createRun(t, s, k, 10)
 	set, _ := rec.Set()
-	_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
+	_, _, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
 	if !errors.Is(err, devbulk.ErrNotSupported) {
 		t.Fatalf("module delete: %v, want ErrNotSupported", err)
 	}
@@ -169,7 +169,7 @@ func TestForeignUpperOnOurLowerIsRefused(t *testing.T) {
 	theirs := s.add(t, upper[0])
 	for _, d := range []batch.DeleteStrategy{batch.DeleteGroup, batch.DeleteLower, batch.DeleteSerial} {
 		set, _ := rec.Set()
-		_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, d, batch.DeleteOptions{})
+		_, _, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, d, batch.DeleteOptions{})
 		if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), theirs.Name) {
 			t.Errorf("%s delete with %s on devbulk's lower device: %v, want ErrForeignDependents naming it", d, theirs.Name, err)
 		}
@@ -199,7 +199,7 @@ func TestInterruptedRemarkIsRecovered(t *testing.T) {
 		t.Fatalf("records: %v %v %v", loaded, bad, err)
 	}
 	set, _ := loaded[0].Set()
-	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{})
+	p, _, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{})
 	if err != nil || p.Failed != 0 || p.Deleted != 40 {
 		t.Fatalf("delete: %v, phase %+v", err, p)
 	}
@@ -217,7 +217,7 @@ func TestDeviceMovedIntoTheGroupLateIsSpared(t *testing.T) {
 	_, rec := createRun(t, s, k, 40)
 	late := s.add(t, devices.Link{Kind: k, Name: "late"})
 	set, _ := rec.Set()
-	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{
+	p, _, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{
 		Ledger: onDeleting(func() error { s.setGroup(t, late, rec.Group); return nil }),
 	})
 	if err != nil || p.Deleted != 40 || len(set.Marks) != 1 {
@@ -239,11 +239,11 @@ func TestForeignUpperAddedLateIsRefused(t *testing.T) {
 	upper, _ := mv.Plan(devices.Options{Count: 1, Prefix: "late", Lowers: []devices.Lower{{Index: on.Index, Name: on.Name}}})
 	var theirs nlbatch.Link
 	set, _ := rec.Set()
-	p, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{
+	_, out, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{
 		Ledger: onDeleting(func() error { theirs = s.add(t, upper[0]); return nil }),
 	})
-	if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), theirs.Name) || p.Acted() {
-		t.Fatalf("group delete with %s put on %s after the mark: %v (acted %v), want ErrForeignDependents naming it, nothing sent", theirs.Name, on.Name, err, p.Acted())
+	if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), theirs.Name) || out.Acted {
+		t.Fatalf("group delete with %s put on %s after the mark: %v (acted %v), want ErrForeignDependents naming it, nothing sent", theirs.Name, on.Name, err, out.Acted)
 	}
 	s.requirePresent(t, "a refused group delete", append(rec.Links, theirs)...)
 }
@@ -289,7 +289,7 @@ func TestModuleStrategyRefusesForeignDevices(t *testing.T) {
 	theirs := other.add(t, devices.Link{Kind: k, Name: "theirs0"})
 	_, rec := createRun(t, s, k, 10)
 	set, _ := rec.Set()
-	_, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
+	_, _, err := batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteModule, batch.DeleteOptions{})
 	if err == nil || !strings.Contains(err.Error(), "theirs0") {
 		t.Fatalf("module delete with a foreign %s elsewhere: %v", k.Name, err)
 	}
