@@ -199,7 +199,7 @@ func (d *deletion) look(ctx context.Context, markFirst bool) (others []nlbatch.L
 	if err != nil {
 		return nil, nil, err
 	}
-	if d.mine, gone, err = s.check(ctx, t.Conn, sn, s.owner(), s.all()); err != nil {
+	if d.mine, gone, err = s.check(ctx, lookup{t.Conn, sn, s.owner()}, s.all()); err != nil {
 		return nil, nil, err
 	}
 	all, err := s.refuseDependents(t.Conn, sn, d.mine, away)
@@ -241,7 +241,7 @@ func Refusal(ctx context.Context, t Target, s *Set) error {
 	if err != nil {
 		return err
 	}
-	mine, _, err := s.check(ctx, t.Conn, sn, s.owner(), s.all())
+	mine, _, err := s.check(ctx, lookup{t.Conn, sn, s.owner()}, s.all())
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,7 @@ func (s *Set) settle(c *nlbatch.Conn, sn *snapshot, confirmed map[int32]bool, go
 	// One device at a time, as the lookups are read: after a delete of
 	// 100 000 there is nothing to list but what is left. The phase is
 	// changed only once every device was found or not.
-	err := s.each(context.Background(), c, sn, s.owner(), rest, func(now nlbatch.Link, lo *Leftover) {
+	err := s.each(context.Background(), lookup{c, sn, s.owner()}, rest, func(now nlbatch.Link, lo *Leftover) {
 		switch {
 		case lo == nil:
 			stayed[now.Index] = true

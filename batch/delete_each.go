@@ -44,7 +44,7 @@ func (d *deletion) windows(ctx context.Context, w oneByOne) (map[int32]bool, []n
 	owns := d.s.owner() // once: it indexes the whole set, and serial has a window per device
 	for i := 0; i < len(w.devs) && ctx.Err() == nil; i += window {
 		batch := w.devs[i:min(i+window, len(w.devs))]
-		mine, _, err := d.s.check(ctx, w.c, nil, owns, batch)
+		mine, _, err := d.s.check(ctx, lookup{c: w.c, owns: owns}, batch)
 		if err != nil {
 			return confirmed, all, err
 		}

@@ -63,7 +63,7 @@ func (d *deletion) markFresh(ctx context.Context, mine []nlbatch.Link) (uint32, 
 		return 0, nil, fmt.Errorf("saving the new group before marking: %w", err)
 	}
 	// Look the devices up again right before marking them.
-	mine, _, err := s.check(ctx, c, nil, s.owner(), mine)
+	mine, _, err := s.check(ctx, lookup{c: c, owns: s.owner()}, mine)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -136,17 +136,24 @@ func (s *Set) Present(ctx context.Context, c *nlbatch.Conn) ([]nlbatch.Link, err
 	if err != nil {
 		return nil, err
 	}
-	mine, _, err := s.check(ctx, c, sn, s.owner(), s.Links)
+	mine, _, err := s.check(ctx, lookup{c, sn, s.owner()}, s.Links)
 	return mine, err
 }
 
-// check finds each of devs by ifindex, in snapshot sn or, when sn is nil,
-// by a lookup each (atomic, never interrupted by concurrent changes), and
-// returns those that owns (s.owner(), made once per delete: it indexes every
-// device of the set) says are still the set's, as they are now, and what
-// became of the others.
-func (s *Set) check(ctx context.Context, c *nlbatch.Conn, sn *snapshot, owns func(nlbatch.Link) bool, devs []nlbatch.Link) (mine []nlbatch.Link, gone []Leftover, err error) {
-	err = s.each(ctx, c, sn, owns, devs, func(now nlbatch.Link, left *Leftover) {
+// lookup is where check and each find devices as they are now: in
+// snapshot sn or, when sn is nil, by a lookup each through c (atomic, never
+// interrupted by concurrent changes); owns is the set's ownership test
+// (s.owner(), made once per delete: it indexes every device of the set).
+type lookup struct {
+	c    *nlbatch.Conn
+	sn   *snapshot
+	owns func(nlbatch.Link) bool
+}
+
+// check finds each of devs by ifindex and returns those the set still owns,
+// as they are now, and what became of the others.
+func (s *Set) check(ctx context.Context, lk lookup, devs []nlbatch.Link) (mine []nlbatch.Link, gone []Leftover, err error) {
+	err = s.each(ctx, lk, devs, func(now nlbatch.Link, left *Leftover) {
 		if left == nil {
 			mine = append(mine, now)
 		} else {
@@ -158,18 +165,18 @@ func (s *Set) check(ctx context.Context, c *nlbatch.Conn, sn *snapshot, owns fun
 
 // each finds devs as check does and calls f with each device as it is now,
 // and with what became of it when it is no longer the set's.
-func (s *Set) each(ctx context.Context, c *nlbatch.Conn, sn *snapshot, owns func(nlbatch.Link) bool, devs []nlbatch.Link, f func(now nlbatch.Link, left *Leftover)) error {
+func (s *Set) each(ctx context.Context, lk lookup, devs []nlbatch.Link, f func(now nlbatch.Link, left *Leftover)) error {
 	judge := func(i int, now nlbatch.Link, err error) {
-		if err == nil && owns(now) {
+		if err == nil && lk.owns(now) {
 			f(now, nil)
 			return
 		}
 		left := s.leftover(devs[i], now, err)
 		f(now, &left)
 	}
-	if sn != nil {
+	if lk.sn != nil {
 		for i, d := range devs {
-			now, err := sn.find(d.Index)
+			now, err := lk.sn.find(d.Index)
 			judge(i, now, err)
 		}
 		return nil
@@ -178,7 +185,7 @@ func (s *Set) each(ctx context.Context, c *nlbatch.Conn, sn *snapshot, owns func
 	for i, l := range devs {
 		idx[i] = l.Index
 	}
-	if err := c.EachLinkByIndex(ctx, idx, judge); err != nil {
+	if err := lk.c.EachLinkByIndex(ctx, idx, judge); err != nil {
 		return fmt.Errorf("looking devices up: %w", err)
 	}
 	return nil

@@ -72,7 +72,7 @@ func (s *Store) cleanupRun(ctx context.Context, r *Record, recs []*Record) Clean
 	}
 	defer conn.Close()
 	n := r.Devices()
-	p, removed, _, err := s.deleteSet(ctx, batch.Target{Conn: conn, NS: ns}, r, batch.DeleteGroup, batch.DeleteOptions{}, false)
+	p, removed, _, err := s.deleteSet(ctx, batch.Target{Conn: conn, NS: ns}, r, DeleteOptions{Strategy: batch.DeleteGroup})
 	sib := siblings(&p, r, recs)
 	in := "netns " + r.Netns
 	if where != r.Netns {

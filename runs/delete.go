@@ -164,8 +164,7 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 			rep.Runs = append(rep.Runs, out)
 			continue
 		}
-		out.Phase, out.Removed, out.Forgotten, out.Err = s.deleteSet(ctx, batch.Target{Conn: conn, NS: o.NS}, r, o.Strategy,
-			batch.DeleteOptions{Workers: o.Workers, Progress: o.Progress}, o.ForgetRenamed)
+		out.Phase, out.Removed, out.Forgotten, out.Err = s.deleteSet(ctx, batch.Target{Conn: conn, NS: o.NS}, r, o)
 		out.Siblings = siblings(&out.Phase, r, recs)
 		rep.Runs = append(rep.Runs, out)
 	}
@@ -262,9 +261,9 @@ func siblings(p *batch.Phase, r *Record, recs []*Record) []string {
 	return sib
 }
 
-// deleteSet deletes one run's devices with strategy d and keeps the record
-// in step with what is left; with forget, devices someone renamed are
-// dropped from it (and returned).
+// deleteSet deletes one run's devices with o's strategy and keeps the
+// record in step with what is left; with o.ForgetRenamed, devices someone
+// renamed are dropped from it (and returned).
 //
 // The record is marked "deleting", and owned by this process, before the
 // first request (the ledger's Deleting): a concurrent cleanup then
@@ -273,21 +272,20 @@ func siblings(p *batch.Phase, r *Record, recs []*Record) []string {
 // first device) the state goes back to what it was; the record's devices
 // are rewritten only once the delete has looked every one of them up
 // afterwards.
-func (s *Store) deleteSet(ctx context.Context, t batch.Target, r *Record, d batch.DeleteStrategy, do batch.DeleteOptions, forget bool) (batch.Phase, bool, []batch.Leftover, error) {
+func (s *Store) deleteSet(ctx context.Context, t batch.Target, r *Record, o DeleteOptions) (batch.Phase, bool, []batch.Leftover, error) {
 	set, err := r.Set()
 	if err != nil {
 		return batch.Phase{}, false, nil, err
 	}
 	state, creator, marks := r.State, r.Owner, slices.Clone(r.Marks)
 	l := &ledger{s: s, r: r}
-	do.Ledger = l
-	p, out, err := batch.Delete(ctx, t, set, d, do)
+	p, out, err := batch.Delete(ctx, t, set, o.Strategy, batch.DeleteOptions{Workers: o.Workers, Progress: o.Progress, Ledger: l})
 	marked := l.marked
 	r.Marks = set.Marks
 	var forgotten []batch.Leftover
 	if out.Settled {
 		r.Links, r.Lowers = set.Links, set.Lowers
-		if forget {
+		if o.ForgetRenamed {
 			forgotten = r.forgetRenamed(p.Left)
 			if len(forgotten) > 0 && errors.Is(err, batch.ErrSurvivors) && !stillPresent(p.Left) {
 				err = nil // the survivors were the renamed devices, now forgotten

@@ -109,7 +109,7 @@ func runOneKernel(c *cli.Context, a *checkArgs) error {
 	if len(a.kernels) == 1 {
 		kernel = a.kernels[0]
 	}
-	ch, results, runErr := check.RunAndCompare(c.Context, a.suite, kernel, a.base, a.threshold, a.opts)
+	ch, results, runErr := check.RunAndCompare(c.Context, a.suite, kernel, check.Baseline{Results: a.base, ThresholdPct: a.threshold}, a.opts)
 	if runErr == nil && c.String("save") != "" { // interrupted: what finished is printed, not saved
 		// The file was made before the run (outputs.create): a failure
 		// now is rare, and the results are still printed.
