@@ -69,10 +69,15 @@ var ErrForeignDependents = errors.New("devices devbulk did not create depend on 
 // Outcome says what a caller keeping records decides on.
 func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOptions) (Phase, Outcome, error) {
 	p := Phase{Name: "delete", Tool: "devbulk", Strategy: string(d), Devices: len(s.Links)}
+	st := d.impl()
+	if st.module != nil {
+		if mod := st.module(s, o); mod != nil {
+			p.Module = mod.Module
+		}
+	}
 	if err := d.Ready(t, s, o); err != nil {
 		return p, Outcome{}, err
 	}
-	st := d.impl()
 	del := newDeletion(t, s, o, &p)
 	if st.whole {
 		_, err := st.run(ctx, del)

@@ -59,7 +59,7 @@ func (d *deletion) markFresh(ctx context.Context, mine []nlbatch.Link) (uint32, 
 	s, c := d.s, d.t.Conn
 	group := FreshGroup(d.all, nil)
 	s.Marks = append(s.Marks, group)
-	if err := ledgerOr(d.o.Ledger).Keep(s, false); err != nil {
+	if err := ledgerOr(d.o.Ledger).Marked(s); err != nil {
 		return 0, nil, fmt.Errorf("saving the new group before marking: %w", err)
 	}
 	// Look the devices up again right before marking them.

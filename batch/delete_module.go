@@ -96,11 +96,12 @@ func init() {
 		ready: func(_ Target, s *Set, o DeleteOptions) error {
 			mod := UnloadedKind(s.Kind, s.LowerKind, o.UnloadLower)
 			if o.UnloadLower && (mod == nil || len(s.Lowers) == 0) {
-				return fmt.Errorf("%w: unloading the lower devices' module: devbulk created no lower devices", ErrNotApplicable)
+				return errors.New("unloading the lower devices' module: devbulk created no lower devices")
 			}
 			return ModuleLoaded(mod)
 		},
-		run: deleteModule,
+		module: func(s *Set, o DeleteOptions) *devices.Kind { return UnloadedKind(s.Kind, s.LowerKind, o.UnloadLower) },
+		run:    deleteModule,
 	})
 }
 
@@ -122,7 +123,6 @@ func UnloadedKind(kind, lower *devices.Kind, unloadLower bool) *devices.Kind {
 // DeleteOptions.KeepLowers.
 func deleteModule(ctx context.Context, d *deletion) (map[int32]bool, error) {
 	mod := UnloadedKind(d.s.Kind, d.s.LowerKind, d.o.UnloadLower)
-	d.p.Module = mod.Module
 	if err := d.first(); err != nil {
 		return nil, err
 	}

@@ -116,8 +116,8 @@ func TestRemarkStopsAtALostAck(t *testing.T) {
 	if err == nil || !errors.Is(err, nlbatch.ErrAckLost) || p.Deleted != 0 {
 		t.Fatalf("%v; deleted %d", err, p.Deleted)
 	}
-	if l.kept != 1 || len(s.Marks) != 1 {
-		t.Errorf("mark saved %d times, marks %v", l.kept, s.Marks)
+	if l.marked != 1 || l.kept != 0 || len(s.Marks) != 1 {
+		t.Errorf("mark saved %d times (and the record kept %d), marks %v", l.marked, l.kept, s.Marks)
 	}
 	if got := kernelNames(k); got != "lo dbk0 dbk1 dbk2 dbk3 dbk4 dbk5 theirs" {
 		t.Errorf("the kernel holds %q", got)
@@ -395,13 +395,15 @@ func TestSerialDeleteIsLinear(t *testing.T) {
 	}
 }
 
-// hooks is a Ledger that calls the functions it has, and counts the Keeps.
+// hooks is a Ledger that calls the functions it has, and counts the Keeps
+// and Markeds.
 type hooks struct {
 	NoLedger
 	keep     func(*Set, bool) error
 	deleting func() error
 	forget   func() error
 	kept     int
+	marked   int
 }
 
 func (h *hooks) Keep(s *Set, complete bool) error {
@@ -410,6 +412,11 @@ func (h *hooks) Keep(s *Set, complete bool) error {
 		return nil
 	}
 	return h.keep(s, complete)
+}
+
+func (h *hooks) Marked(*Set) error {
+	h.marked++
+	return nil
 }
 
 func (h *hooks) Deleting() error {

@@ -9,11 +9,13 @@ type Ledger interface {
 	// run never takes it.
 	Taken(g uint32) bool
 	// Keep saves the set's ownership: before the first device is created
-	// (complete false, no ifindexes yet), once every device is created and
-	// recorded (complete true), and before a group delete moves the
-	// devices to a new group (s.Marks), so that no interruption leaves
-	// devices under a group nobody knows.
+	// (complete false, no ifindexes yet) and once every device is created
+	// and recorded (complete true).
 	Keep(s *Set, complete bool) error
+	// Marked saves the set's groups (s.Marks) before a group delete moves
+	// the devices to a new one, so that no interruption leaves devices
+	// under a group nobody knows; nothing else of the record changes.
+	Marked(s *Set) error
 	// Deleting is told once before a delete's first request that changes
 	// devices: by the group strategy right before the look that answers
 	// its checks, by the others after the checks. Its error stops the
@@ -30,6 +32,7 @@ type NoLedger struct{}
 
 func (NoLedger) Taken(uint32) bool     { return false }
 func (NoLedger) Keep(*Set, bool) error { return nil }
+func (NoLedger) Marked(*Set) error     { return nil }
 func (NoLedger) Deleting() error       { return nil }
 func (NoLedger) Forget() error         { return nil }
 

@@ -45,6 +45,9 @@ type strategy struct {
 	// ready says why it cannot tear set s down in t now, before anything
 	// is touched; nil when it can (also when the field is nil).
 	ready func(t Target, s *Set, o DeleteOptions) error
+	// module, when set, is the kind whose module the strategy unloads
+	// (the phase names it).
+	module func(s *Set, o DeleteOptions) *devices.Kind
 	// run deletes d.mine and returns the ifindexes the kernel confirmed
 	// deleted.
 	run func(ctx context.Context, d *deletion) (map[int32]bool, error)
@@ -80,8 +83,13 @@ func ParseCreate(s string) (CreateStrategy, error) {
 	return "", fmt.Errorf("unknown create strategy %q (valid: serial, pipelined)", s)
 }
 
-// ParseDelete parses a delete strategy.
+// ParseDelete parses a delete strategy; "auto", a user's default (devbulk
+// delete's, a suite's), is another name for group: the batch path that is
+// always safe.
 func ParseDelete(s string) (DeleteStrategy, error) {
+	if s == "auto" {
+		return DeleteGroup, nil
+	}
 	if strategies[DeleteStrategy(s)] != nil {
 		return DeleteStrategy(s), nil
 	}
@@ -89,7 +97,7 @@ func ParseDelete(s string) (DeleteStrategy, error) {
 	for _, d := range DeleteStrategies() {
 		names = append(names, string(d))
 	}
-	return "", fmt.Errorf("unknown delete strategy %q (valid: %s)", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown delete strategy %q (valid: %s, or auto: group)", s, strings.Join(names, ", "))
 }
 
 // OneBatch reports whether d takes the kernel's batch path: every device in

@@ -17,7 +17,7 @@ import (
 // that does not apply to the kind, with an error that matches
 // batch.ErrNotApplicable.
 func (o *Options) Resolve() error {
-	if err := o.strategiesApply(); err != nil { // before probing: the kinds aside
+	if err := o.strategiesApply(); err != nil { // before probing
 		return err
 	}
 	var given []*devices.Kind
@@ -42,9 +42,6 @@ func (o *Options) Resolve() error {
 		if o.Kind = devices.LowerKind(works); o.Kind == nil {
 			return devbulk.NotSupported("neither dummy nor ifb can be created here; pick a kind with --kind (see devbulk kinds)")
 		}
-		if err := o.strategiesApply(); err != nil {
-			return err
-		}
 	}
 	if o.Lower == nil {
 		o.Lower = devices.LowerKind(works)
@@ -57,11 +54,16 @@ func (o *Options) Resolve() error {
 	return nil
 }
 
-// strategiesApply checks that every delete strategy applies to the kind
-// (nil: whatever it will be) in bench's own namespace.
+// strategiesApply checks that every delete strategy applies to the kind in
+// bench's own namespace (without one, to the default kinds: they share
+// what applies to them).
 func (o *Options) strategiesApply() error {
+	k := o.Kind
+	if k == nil {
+		k = devices.LowerKinds()[0]
+	}
 	for _, d := range o.Deletes {
-		if err := d.Applies(o.Kind, true); err != nil {
+		if err := d.Applies(k, true); err != nil {
 			return err
 		}
 	}

@@ -75,17 +75,13 @@ func FreeVNIs(count int, seed uint32, used map[uint32]bool) (uint32, error) {
 // from those in use).
 func init() {
 	nlbatch.RegisterInfoData(Vxlan.Name, func(l *nlbatch.Link, data []byte) {
-		attrs, err := nl.ParseRouteAttr(data)
-		if err != nil {
-			return
-		}
-		for _, a := range attrs {
+		nlbatch.ForEachAttr(data, func(typ uint16, v []byte) {
 			switch {
-			case a.Attr.Type == unix.IFLA_VXLAN_LINK && len(a.Value) >= 4:
-				l.VxlanLink = int32(binary.NativeEndian.Uint32(a.Value))
-			case a.Attr.Type == unix.IFLA_VXLAN_ID && len(a.Value) >= 4:
-				l.VNI = binary.NativeEndian.Uint32(a.Value)
+			case typ == unix.IFLA_VXLAN_LINK && len(v) >= 4:
+				l.VxlanLink = int32(binary.NativeEndian.Uint32(v))
+			case typ == unix.IFLA_VXLAN_ID && len(v) >= 4:
+				l.VNI = binary.NativeEndian.Uint32(v)
 			}
-		}
+		})
 	})
 }

@@ -71,3 +71,16 @@ func TestVxlanInfoDataParsed(t *testing.T) {
 		t.Errorf("%+v, %v; want VxlanLink 7", l, err)
 	}
 }
+
+// A vxlan's data whose last attribute is unpadded and fills it is read
+// without a panic (the kernel pads; a fuzzer or another sender need not).
+func TestVxlanInfoDataUnpadded(t *testing.T) {
+	info := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
+	info.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated("vxlan"))
+	info.AddRtAttr(nl.IFLA_INFO_DATA, []byte{5, 0, nl.IFLA_VXLAN_ID, 0, 42})
+	links, _ := Vxlan.Plan(Options{Count: 1, Prefix: "v"})
+	head := links[0].Message()[:unix.NLMSG_HDRLEN+unix.SizeofIfInfomsg]
+	if _, err := nlbatch.ParseLink(append(head, info.Serialize()...)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -416,6 +416,11 @@ func measure(ctx context.Context, run *Run, st steps) (err error) {
 		defer func() { err = errors.Join(err, run.profiled(st.prof)) }()
 	}
 	smp := startSampler(run, st)
+	body := st.body
+	st.body = func() error {
+		defer smp.creating.Store(false) // the creation's counter stops with it
+		return body()
+	}
 	err = run.timeSteps(ctx, st)
 	if !smp.ok || ctx.Err() != nil { // interrupted: released, not waited for
 		smp.stop()

@@ -40,6 +40,11 @@ type Link struct {
 // own way, by kind name.
 var infoData = map[string]func(l *Link, data []byte){}
 
+// ForEachAttr walks a run of netlink attributes (an IFLA_INFO_DATA, say),
+// bounds-checked, stopping at the first malformed one; the type has the
+// NESTED and NET_BYTEORDER bits cleared.
+func ForEachAttr(b []byte, fn func(typ uint16, value []byte)) { nlwire.ForEachAttr(b, fn) }
+
 // RegisterInfoData makes ParseLink read the IFLA_INFO_DATA of links of
 // kind with parse. It is called from init (package devices does, for the
 // kinds whose data a Link holds), never concurrently with ParseLink.

@@ -26,6 +26,11 @@ func (l *ledger) Keep(set *batch.Set, complete bool) error {
 	return l.s.Save(l.r)
 }
 
+func (l *ledger) Marked(set *batch.Set) error {
+	l.r.Marks = set.Marks
+	return l.s.Save(l.r)
+}
+
 func (l *ledger) Deleting() error {
 	l.r.State, l.r.Owner, l.marked = Deleting, owner.Self(), true
 	return l.s.Save(l.r)

@@ -84,7 +84,7 @@ func TestLAVAJobRunsAndReadsBack(t *testing.T) {
 	job := filepath.Join(dir, "v.yaml")
 	os.WriteFile(job, []byte(r.stdout), 0o644)
 	device := filepath.Join(dir, "device.yaml")
-	os.WriteFile(device, []byte(deviceForValidation), 0o644)
+	os.WriteFile(device, []byte(deviceForValidation()), 0o644)
 	id := fmt.Sprint(os.Getpid()*100 + 99) // lava-run leaves /var/lib/lava/dispatcher/tmp/ID behind
 	t.Cleanup(func() { os.RemoveAll("/var/lib/lava/dispatcher/tmp/" + id) })
 	cmd := exec.Command("/usr/bin/python3", "/usr/bin/lava-run", "--validate", "--device", device, "--job-id", id, "--output-dir", filepath.Join(dir, "out"), job)
@@ -160,8 +160,18 @@ func TestLAVAJobRunsAndReadsBack(t *testing.T) {
 }
 
 // deviceForValidation is a qemu device as lava-server renders one; only
-// --validate reads it here (devbulk lava run writes its own).
-const deviceForValidation = `constants:
+// --validate reads it here (devbulk lava run writes its own). Fleets' devices
+// have KVM; lava-run refuses -enable-kvm where there is no /dev/kvm (some of
+// these machines have none), so there the device is rendered without it,
+// as a server renders a no_kvm device.
+func deviceForValidation() string {
+	if _, err := os.Stat("/dev/kvm"); err != nil {
+		return strings.Replace(qemuDevice, "-cpu host, -enable-kvm, ", "", 1)
+	}
+	return qemuDevice
+}
+
+const qemuDevice = `constants:
   posix: {lava_test_sh_cmd: /bin/sh, lava_test_results_dir: /lava-%s, lava_test_shell_file: ~/.bashrc}
   shutdown-message: 'The system is going down for reboot NOW'
   kernel-start-message: 'Linux version [0-9]'

@@ -77,6 +77,9 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 	if o.Strategy, err = parseDelete(c.String("strategy")); err != nil {
 		return o, err
 	}
+	if err := o.Strategy.Applies(nil, false); err != nil { // whatever the runs' kinds: netns
+		return o, usage(err)
+	}
 	if o.Kind != "" {
 		if _, err := devices.Lookup(o.Kind); err != nil {
 			return o, usage(err)

@@ -78,15 +78,11 @@ func deleteStrategies(s string) ([]batch.DeleteStrategy, error) {
 	return out, nil
 }
 
-// parseDelete parses a delete strategy; auto, the command line's default,
-// is group.
+// parseDelete parses a delete strategy (auto is group).
 func parseDelete(s string) (batch.DeleteStrategy, error) {
-	if s == "auto" {
-		return batch.DeleteGroup, nil
-	}
 	d, err := batch.ParseDelete(s)
 	if err != nil {
-		return "", usagef("%v, or auto (group)", err)
+		return "", usage(err)
 	}
 	return d, nil
 }
