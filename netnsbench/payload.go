@@ -208,8 +208,8 @@ func itemCount(word, arg string, max int) (int, error) {
 }
 
 func parseVeth(p *Payload, word, arg string) error {
-	n := 1
-	if word != "veth" {
+	n := 1 // veth alone
+	if strings.Contains(word, ":") {
 		var err error
 		if n, err = itemCount(word, arg, MaxVeths); err != nil {
 			return err
