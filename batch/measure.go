@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/devbulk/devbulk/internal/kmem"
 	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/kprofile"
 
@@ -60,6 +61,9 @@ type Phase struct {
 	// the wall time it does not account for.
 	Profile        []kprofile.Entry `json:"profile,omitempty"`
 	UnattributedNS int64            `json:"unattributed_ns,omitempty"`
+	// KernelMem (creation phases of a bench) is what the devices cost the
+	// kernel in memory.
+	KernelMem *KernelMem `json:"kernel_mem,omitempty"`
 	// Errors holds the first distinct errors, with the kernel's text.
 	Errors []string `json:"errors,omitempty"`
 
@@ -156,4 +160,40 @@ func (p *Phase) noteStats(st nlbatch.Stats) {
 	p.Window = max(p.Window, st.FirstWindow)
 	p.Overruns += st.Overruns
 	p.AcksLost += st.AcksLost
+}
+
+// KernelMem is what a phase cost the kernel in memory: the deltas of
+// /proc/meminfo's slab (reclaimable and not), per-CPU and vmalloc counters
+// across it, in KiB, and their sum per device. They are the machine's
+// counters: whatever else ran meanwhile counts too, and devbulk drops no
+// caches to quiet them. MemAvailable's delta (negative: less available)
+// includes what the kernel would reclaim.
+type KernelMem struct {
+	PerDeviceKiB          float64 `json:"kernel_mem_per_device_kib"`
+	SlabReclaimableKiB    int64   `json:"slab_reclaimable_kib"`
+	SlabUnreclaimableKiB  int64   `json:"slab_unreclaimable_kib"`
+	PercpuKiB             int64   `json:"percpu_kib"`
+	VmallocKiB            int64   `json:"vmalloc_kib"`
+	MemAvailableKiB       int64   `json:"mem_available_kib"`
+	AvailablePerDeviceKiB float64 `json:"mem_available_per_device_kib"`
+}
+
+// StartKernelMem reads the counters now; the function it returns reads
+// them again and gives the deltas for n devices, or nil where the counters
+// cannot be read.
+func StartKernelMem() func(n int) *KernelMem {
+	before, ok := kmem.Read()
+	return func(n int) *KernelMem {
+		after, ok2 := kmem.Read()
+		if !ok || !ok2 || n <= 0 {
+			return nil
+		}
+		d := after.Sub(before)
+		return &KernelMem{
+			PerDeviceKiB:       float64(d.Kernel()) / float64(n),
+			SlabReclaimableKiB: d.SlabReclaimable, SlabUnreclaimableKiB: d.SlabUnreclaimable,
+			PercpuKiB: d.Percpu, VmallocKiB: d.VmallocUsed, MemAvailableKiB: d.MemAvailable,
+			AvailablePerDeviceKiB: float64(d.MemAvailable) / float64(n),
+		}
+	}
 }

@@ -205,7 +205,9 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 	}
 	// No echo: the phase is the kernel's work as iproute2 asks for it; the
 	// links are looked up after it.
+	mem := batch.StartKernelMem()
 	p, found, err := batch.Create(ctx, st.conn, st.links, batch.RequestOptions{Strategy: o.Create, Progress: progress})
+	p.KernelMem = mem(p.Devices - p.Failed)
 	c.Create = p
 	if err != nil {
 		return c, err

@@ -76,46 +76,61 @@ func (r *Report) WriteTable(w io.Writer) error {
 
 // writePhases prints a row per phase. Columns that would hold only dashes
 // are left out: request latencies exist for serial phases, iproute2's
-// figures with --compare.
+// figures with --compare, the kernel's memory for creations where
+// /proc/meminfo is readable.
 func (r *Report) writePhases(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	hasIP, hasLat := false, false
+	var has columns
 	for _, c := range r.Runs {
-		hasIP = hasIP || c.IPCreate != nil || c.IPDelete != nil
-		hasLat = hasLat || c.Create.Requests != nil || c.Delete.Requests != nil
+		has.ip = has.ip || c.IPCreate != nil || c.IPDelete != nil
+		has.lat = has.lat || c.Create.Requests != nil || c.Delete.Requests != nil
+		has.mem = has.mem || c.Create.KernelMem != nil
 	}
 	head := []string{"N", "rep", "phase", "strategy", "wall", "ms/dev", "dev/s", "user", "sys"}
-	if hasLat {
+	if has.lat {
 		head = append(head, "p50", "p99", "max")
 	}
-	if hasIP {
+	if has.mem {
+		head = append(head, "kernel KiB/dev")
+	}
+	if has.ip {
 		head = append(head, "iproute2", "ip/devbulk")
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, c := range r.Runs {
 		for _, pp := range [][2]*batch.Phase{{&c.Create, c.IPCreate}, {&c.Delete, c.IPDelete}} {
-			fmt.Fprintln(tw, strings.Join(phaseCells(c, pp[0], pp[1], hasLat, hasIP), "\t")+"\t")
+			fmt.Fprintln(tw, strings.Join(phaseCells(c, pp[0], pp[1], has), "\t")+"\t")
 		}
 	}
 	return tw.Flush()
 }
 
+// columns are the table's optional columns.
+type columns struct{ lat, mem, ip bool }
+
 // phaseCells is the row of phase p of cycle c, beside iproute2's ip.
-func phaseCells(c Cycle, p, ip *batch.Phase, hasLat, hasIP bool) []string {
+func phaseCells(c Cycle, p, ip *batch.Phase, has columns) []string {
 	strategy := p.Strategy
 	if p.Module != "" {
 		strategy += " (" + p.Module + ")"
 	}
 	cells := []string{fmt.Sprint(c.Count), fmt.Sprint(c.Repeat), p.Name, strategy, result.FormatNS(p.WallNS),
 		fmt.Sprintf("%.3f", p.MsPerDevice), fmt.Sprintf("%.0f", p.DevicesPerSec), result.FormatNS(p.UserNS), result.FormatNS(p.SysNS)}
-	if hasLat {
+	if has.lat {
 		lat := []string{"-", "-", "-"}
 		if p.Requests != nil {
 			lat = []string{result.FormatNS(p.Requests.P50), result.FormatNS(p.Requests.P99), result.FormatNS(p.Requests.Max)}
 		}
 		cells = append(cells, lat...)
 	}
-	if hasIP {
+	if has.mem {
+		mem := "-"
+		if p.KernelMem != nil {
+			mem = fmt.Sprintf("%.1f", p.KernelMem.PerDeviceKiB)
+		}
+		cells = append(cells, mem)
+	}
+	if has.ip {
 		ipWall, ratio := "-", "-"
 		if ip != nil && ip.WallNS > 0 {
 			ipWall = result.FormatNS(ip.WallNS)
@@ -140,6 +155,10 @@ func (r *Report) notes() []string {
 			}
 			if p.RCU != nil {
 				notes = append(notes, fmt.Sprintf("N=%d %s %s: %s", c.Count, p.Name, p.Strategy, rcuLine(p)))
+			}
+			if m := p.KernelMem; m != nil {
+				notes = append(notes, fmt.Sprintf("N=%d %s: kernel memory %+d KiB (slab %+d reclaimable, %+d unreclaimable; percpu %+d; vmalloc %+d), %.1f KiB per device; MemAvailable %+d KiB (/proc/meminfo, the whole machine's)",
+					c.Count, p.Name, m.SlabReclaimableKiB+m.SlabUnreclaimableKiB+m.PercpuKiB+m.VmallocKiB, m.SlabReclaimableKiB, m.SlabUnreclaimableKiB, m.PercpuKiB, m.VmallocKiB, m.PerDeviceKiB, m.MemAvailableKiB))
 			}
 			if p.DrainMethod != "" {
 				notes = append(notes, fmt.Sprintf("N=%d netns: release returned after %s; kernel finished after %s", c.Count, result.FormatNS(p.ReleaseNS), result.FormatNS(p.DrainNS)))

@@ -154,7 +154,7 @@ func (c *Report) ExitCode() int {
 // `benchstat -col kernel` makes the columns.
 func WriteBenchstat(w io.Writer, kernelKey bool, results ...*Results) error {
 	bw := benchfmt.NewWriter(w)
-	for _, u := range []struct{ unit, better string }{{UnitNsPerOp, "lower"}, {UnitDevPerSec, "higher"}, {UnitNsPerSec, "higher"}} {
+	for _, u := range []struct{ unit, better string }{{UnitNsPerOp, "lower"}, {UnitDevPerSec, "higher"}, {UnitNsPerSec, "higher"}, {UnitKernelKiB, "lower"}} {
 		if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.unit, Key: "better"}, OrigUnit: u.unit, Value: u.better}); err != nil {
 			return err
 		}

@@ -115,6 +115,9 @@ const (
 	UnitNsPerOp   = "ns/op"
 	UnitDevPerSec = "dev/s"
 	UnitNsPerSec  = "netns/s"
+	// UnitKernelKiB is the kernel memory a created device holds (see
+	// batch.KernelMem).
+	UnitKernelKiB = "kernel-KiB/device"
 )
 
 // BenchLines turns a bench report into benchmark lines, one per phase and
@@ -132,8 +135,11 @@ func BenchLines(r *bench.Report) []Line {
 				strategy = "iproute2-" + strategy
 			}
 			name := fmt.Sprintf("%s/kind=%s/strategy=%s/n=%d", title(p.Name), r.Kind, nameValue(strategy), c.Count)
-			out = append(out, Line{Name: name, Iters: p.Devices, Values: []Value{
-				{float64(p.WallNS) / float64(p.Devices), UnitNsPerOp}, {p.DevicesPerSec, UnitDevPerSec}}})
+			values := []Value{{float64(p.WallNS) / float64(p.Devices), UnitNsPerOp}, {p.DevicesPerSec, UnitDevPerSec}}
+			if p.KernelMem != nil {
+				values = append(values, Value{p.KernelMem.PerDeviceKiB, UnitKernelKiB})
+			}
+			out = append(out, Line{Name: name, Iters: p.Devices, Values: values})
 			// The profile's components, per device, so that a check
 			// compares where the time goes across kernels too: all of
 			// them (a dozen or two), so that every repetition has the

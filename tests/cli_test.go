@@ -20,6 +20,7 @@ import (
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/runs"
 )
 
@@ -505,6 +506,31 @@ func TestBenchJSON(t *testing.T) {
 	}
 	if !strings.Contains(run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "50", "--delete", "group,serial").stdout, "\nIn words:\n  N=50 serial: ") {
 		t.Error("the bench table does not end with its result in words")
+	}
+}
+
+// A bench says what its devices cost the kernel in memory: present and
+// positive for 1000 ifb (about 42 KiB each on 6.18), in the JSON, the
+// table and the benchstat lines of a check.
+func TestBenchKernelMemory(t *testing.T) {
+	needKind(t, "ifb")
+	r := run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "1000", "--delete", "group", "--json")
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); r.code != 0 || err != nil {
+		t.Fatalf("bench: exit %d, %v\n%s", r.code, err, r.stderr)
+	}
+	m := rep.Runs[0].Create.KernelMem
+	if m == nil || m.PerDeviceKiB <= 0 || m.SlabReclaimableKiB+m.SlabUnreclaimableKiB <= 0 || rep.Runs[0].Delete.KernelMem != nil {
+		t.Fatalf("kernel memory: create %+v, delete %+v", m, rep.Runs[0].Delete.KernelMem)
+	}
+	t.Logf("1000 ifb: %.1f KiB per device (%+v)", m.PerDeviceKiB, *m)
+	lines := check.BenchLines(&rep)
+	if !slices.ContainsFunc(lines[0].Values, func(v check.Value) bool { return v.Unit == check.UnitKernelKiB && v.Value > 0 }) {
+		t.Errorf("the create line has no %s: %+v", check.UnitKernelKiB, lines[0])
+	}
+	table := run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "1000", "--delete", "group")
+	if !strings.Contains(table.stdout, "kernel KiB/dev") || !strings.Contains(table.stdout, "KiB per device; MemAvailable") {
+		t.Errorf("the table says nothing of the kernel's memory:\n%s", table.stdout)
 	}
 }
 
