@@ -12,6 +12,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/kmem"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -29,6 +30,9 @@ type CreateOptions struct {
 	Netns string
 	// Ledger records the run's ownership (nil: nowhere).
 	Ledger Ledger
+	// Force creates devices the kernel memory estimate says would not fit
+	// (devices.Fits).
+	Force bool
 	// Progress, when set, gets the number of links created so far.
 	Progress func(done int)
 }
@@ -40,6 +44,9 @@ type CreateOptions struct {
 // `devbulk cleanup`, and the returned set is not nil.
 func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Set, error) {
 	p := Phase{Name: "create", Tool: "devbulk", Strategy: string(o.Strategy), Devices: o.Devices.Count}
+	if err := o.fits(); err != nil {
+		return p, nil, err
+	}
 	links, lowers, set, err := planRun(c, &o)
 	if err != nil {
 		return p, nil, err
@@ -75,6 +82,20 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 		return undo(err)
 	}
 	return p, set, nil
+}
+
+// fits refuses, unless o.Force, a run whose devices (and the lower devices
+// devbulk would make) would not fit in the memory available now.
+func (o CreateOptions) fits() error {
+	mem, ok := kmem.Read()
+	if o.Force || !ok {
+		return nil
+	}
+	var lower *devices.Kind
+	if o.Kind.NeedsLower && len(o.Parents) == 0 {
+		lower = o.Lower
+	}
+	return devices.Fits(o.Kind, lower, o.Devices.Count, mem.MemAvailable)
 }
 
 // planRun plans a run in c's namespace as it is now: a fresh group, free

@@ -20,11 +20,14 @@ import (
 // Options describe a bench: every count × delete strategy × repeat is
 // one full create→delete cycle in a fresh throwaway namespace.
 type Options struct {
-	Kind      *devices.Kind
-	Counts    []int
-	Create    batch.CreateStrategy
-	Deletes   []batch.DeleteStrategy
-	Repeat    int
+	Kind    *devices.Kind
+	Counts  []int
+	Create  batch.CreateStrategy
+	Deletes []batch.DeleteStrategy
+	Repeat  int
+	// Force runs counts whose devices the kernel memory estimate says
+	// would not fit (devices.Fits).
+	Force     bool
 	Workers   int    // parallel delete
 	Up        bool   // create links up
 	VlanProto string // vlan: 802.1Q or 802.1ad

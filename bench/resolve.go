@@ -2,10 +2,12 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/kmem"
 )
 
 // Resolve fills in what the machine decides, probing in a scratch
@@ -46,12 +48,30 @@ func (o *Options) Resolve() error {
 	if o.Lower == nil {
 		o.Lower = devices.LowerKind(works)
 	}
+	if err := o.fits(); err != nil {
+		return err
+	}
 	for _, d := range o.Deletes {
 		if d == batch.DeleteModule {
 			return batch.ModuleLoaded(batch.UnloadedKind(o.Kind, o.Lower, o.UnloadLower))
 		}
 	}
 	return nil
+}
+
+// fits refuses, unless o.Force, counts whose devices would not fit in the
+// memory available now (the largest count: cycles run one after another,
+// each releasing its devices).
+func (o *Options) fits() error {
+	mem, ok := kmem.Read()
+	if o.Force || !ok || len(o.Counts) == 0 {
+		return nil
+	}
+	var lower *devices.Kind
+	if o.Kind.NeedsLower {
+		lower = o.Lower
+	}
+	return devices.Fits(o.Kind, lower, slices.Max(o.Counts), mem.MemAvailable)
 }
 
 // strategiesApply checks that every delete strategy applies to the kind in

@@ -16,10 +16,11 @@ var (
 func greKind(name string, fallback []string) *Kind {
 	return &Kind{
 		Name: name, Module: "ip_gre", Config: "CONFIG_NET_IPGRE", Remotes: true,
-		Fallback: fallback,
-		MaxCount: maxTunnels,
-		check:    checkRemotes,
-		assign:   func(l *Link, i int, o Options) { l.Remote = nthRemote(o, i) },
+		KernelKiB: 47, // gre's, measured; gretap's taken to be the same
+		Fallback:  fallback,
+		MaxCount:  maxTunnels,
+		check:     checkRemotes,
+		assign:    func(l *Link, i int, o Options) { l.Remote = nthRemote(o, i) },
 		data: func(l *Link, info *nl.RtAttr) {
 			data := info.AddRtAttr(unix.IFLA_INFO_DATA, nil)
 			local, remote := netip.IPv4Unspecified().As4(), l.Remote.As4()

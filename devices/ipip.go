@@ -8,7 +8,7 @@ import (
 // Ipip tunnels get distinct remotes (see nthRemote): tunnels sharing
 // endpoints collide (EEXIST) and crowd one hash bucket.
 var Ipip = register(&Kind{
-	Name: "ipip", Module: "ipip", Config: "CONFIG_NET_IPIP", Remotes: true,
+	Name: "ipip", KernelKiB: 47, Module: "ipip", Config: "CONFIG_NET_IPIP", Remotes: true,
 	Fallback: []string{"tunl0"},
 	MaxCount: maxTunnels,
 	check:    checkRemotes,

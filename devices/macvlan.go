@@ -7,7 +7,7 @@ import (
 
 // Macvlan links all sit on one lower device, in bridge mode.
 var Macvlan = register(&Kind{
-	Name: "macvlan", Module: "macvlan", Config: "CONFIG_MACVLAN",
+	Name: "macvlan", KernelKiB: 41, Module: "macvlan", Config: "CONFIG_MACVLAN",
 	NeedsLower: true,
 	data: func(_ *Link, info *nl.RtAttr) {
 		data := info.AddRtAttr(unix.IFLA_INFO_DATA, nil)

@@ -8,7 +8,7 @@ import (
 // Veth links are pairs: link "P7" has peer "P7p" in the same namespace.
 // Deleting either end deletes both in one unregister batch.
 var Veth = register(&Kind{
-	Name: "veth", Module: "veth", Config: "CONFIG_VETH", Peers: true,
+	Name: "veth", KernelKiB: 89, Module: "veth", Config: "CONFIG_VETH", Peers: true,
 	assign: func(l *Link, _ int, _ Options) { l.Peer = l.Name + "p" },
 	data: func(l *Link, info *nl.RtAttr) {
 		data := info.AddRtAttr(unix.IFLA_INFO_DATA, nil)

@@ -14,7 +14,7 @@ const MaxVlanID = 4094
 
 // Vlan links get ids 1..4094 on each lower device, in order.
 var Vlan = register(&Kind{
-	Name: "vlan", Module: "8021q", Config: "CONFIG_VLAN_8021Q", VlanProtos: true,
+	Name: "vlan", KernelKiB: 46, Module: "8021q", Config: "CONFIG_VLAN_8021Q", VlanProtos: true,
 	NeedsLower: true, PerLower: MaxVlanID,
 	assign: func(l *Link, i int, o Options) {
 		l.VlanID = uint16(1 + i%MaxVlanID)

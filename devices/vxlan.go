@@ -21,7 +21,7 @@ const maxVNI = 1<<24 - 1
 // in use on the same port: a run in a namespace that holds vxlans gets
 // free ones (FreeVNIs).
 var Vxlan = register(&Kind{
-	Name: "vxlan", Module: "vxlan", Config: "CONFIG_VXLAN", VNIs: true,
+	Name: "vxlan", KernelKiB: 43, Module: "vxlan", Config: "CONFIG_VXLAN", VNIs: true,
 	assign: func(l *Link, i int, o Options) { l.VNI = max(o.VNIBase, 1) + uint32(i) },
 	check: func(o Options) error {
 		if last := uint64(max(o.VNIBase, 1)) + uint64(o.Count) - 1; last > maxVNI {

@@ -116,8 +116,10 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		args []string
 		want string // in the one line on stderr
 	}{
-		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "0"}, "count \"0\" out of range: ifb takes 1..100000"},
-		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "100001"}, "takes 1..100000"},
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "0"}, "count \"0\" out of range: ifb takes 1..1000000"},
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "1000001"}, "takes 1..1000000"},
+		{[]string{"create", "--netns", ns, "--kind", "veth", "--count", "1000000"}, "1000000 veth need about 84.9 GiB of kernel memory (89 KiB each); "},
+		{[]string{"bench", "--kind", "veth", "--count", "1000,1000000", "--delete", "group"}, "1000000 veth need about 84.9 GiB of kernel memory (89 KiB each); "}, // no CI machine has 85 GiB
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "10", "--prefix", "muchtoolongpfxx"}, "at most 15"},
 		{[]string{"create", "--netns", ns, "--kind", "veth", "--count", "10", "--prefix", "fourteenchars1"}, "at most 15"},
 		{[]string{"create", "--netns", ns, "--kind", "vlan", "--count", "10", "--vlan-proto", "802.1x"}, "valid are 802.1Q and 802.1ad"},
@@ -132,8 +134,8 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		{[]string{"delete", "--netns", ns, "--strategy", "quick"}, "unknown delete strategy"},
 		{[]string{"delete", "--netns", ns, "--strategy", "parallel", "--workers", "0"}, "--workers \"0\" out of range: 1..64"},
 		{[]string{"delete", "--netns", ns, "--strategy", "netns"}, "netns needs a namespace devbulk made"},
-		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "many"}, "count \"many\" is not a whole number: ifb takes 1..100000"},
-		{[]string{"create", "--netns", ns, "--kind", "ifb"}, "--count is required: the number of links, 1..100000 for ifb"},
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "many"}, "count \"many\" is not a whole number: ifb takes 1..1000000"},
+		{[]string{"create", "--netns", ns, "--kind", "ifb"}, "--count is required: the number of links, 1..1000000 for ifb"},
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "10", "--vlan-proto", "802.1ad"}, "--vlan-proto applies to vlan, not ifb"},
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "10", "--remote-base", "198.18.0.9"}, "--remote-base applies to tunnels"},
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "10", "--json=x"}, "for --json"},

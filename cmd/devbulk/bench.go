@@ -25,7 +25,7 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "delete", Value: "serial,group,netns", Usage: "delete strategies: `S[,S..]` of " + strategyList()},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per count and strategy (1..100)"},
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
-			workersFlag, upFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
+			workersFlag, upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
 		},
 		Action: benchWith(benchOptionsOf),
 	}
@@ -56,7 +56,7 @@ func benchWith(parse func(*cli.Context) (bench.Options, error)) cli.ActionFunc {
 // benchOptionsOf reads the bench's flags: everything the command line says
 // is checked before the kernel is touched.
 func benchOptionsOf(c *cli.Context) (bench.Options, error) {
-	o := bench.Options{Up: c.Bool("up"), VlanProto: c.String("vlan-proto"), TraceRCU: c.Bool("trace-rcu"), Profile: c.Bool("profile")}
+	o := bench.Options{Up: c.Bool("up"), Force: c.Bool("force"), VlanProto: c.String("vlan-proto"), TraceRCU: c.Bool("trace-rcu"), Profile: c.Bool("profile")}
 	if err := noArgs(c); err != nil {
 		return o, err
 	}

@@ -28,7 +28,7 @@ func createCommand() *cli.Command {
 			&cli.StringFlag{Name: "prefix", Value: "dbk", Usage: "name prefix: links are PREFIX0..PREFIX(N-1)"},
 			&cli.StringFlag{Name: "parent", Usage: "vlan/macvlan: existing lower `DEV[,DEV..]` (default: devbulk creates PREFIXl0..)"},
 			&cli.StringFlag{Name: "strategy", Value: "pipelined", Usage: "create strategy: serial or pipelined"},
-			upFlag, vlanProtoFlag, remoteBaseFlag, jsonFlag, quietFlag,
+			upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, jsonFlag, quietFlag,
 		},
 		Action: create,
 	}
@@ -90,7 +90,7 @@ func surveyedStore(c *cli.Context) (*runs.Store, error) {
 
 // createOptionsOf reads the create's flags (the namespace is opened apart).
 func createOptionsOf(c *cli.Context) (batch.CreateOptions, error) {
-	var o batch.CreateOptions
+	o := batch.CreateOptions{Force: c.Bool("force")}
 	if err := noArgs(c); err != nil {
 		return o, err
 	}

@@ -15,6 +15,8 @@ import (
 var (
 	kindFlag = &cli.StringFlag{Name: "kind", Usage: "link kind `K`: " + strings.Join(devices.Names(), ", ") + " (devbulk kinds: which this kernel has)"}
 	upFlag   = &cli.BoolFlag{Name: "up", Usage: "create the links administratively up"}
+	// fitFlag overrides the kernel memory estimate (devices.Fits).
+	fitFlag  = &cli.BoolFlag{Name: "force", Usage: "create even when the devices' estimated kernel memory exceeds MemAvailable"}
 	jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print the result document as JSON"}
 
 	vlanProtoFlag  = &cli.StringFlag{Name: "vlan-proto", Value: "802.1Q", Usage: "vlan protocol: 802.1Q or 802.1ad"}

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/runs"
@@ -143,7 +144,7 @@ func exitCode(ctx context.Context, err error) int {
 		return ee.code
 	case errors.Is(err, devbulk.ErrNotSupported):
 		return exitUnsupported
-	case errors.Is(err, batch.ErrConflict), errors.Is(err, batch.ErrNotApplicable), errors.Is(err, namespace.ErrBad), errors.Is(err, runs.ErrUnsafeDir),
+	case errors.Is(err, batch.ErrConflict), errors.Is(err, batch.ErrNotApplicable), errors.Is(err, devices.ErrTooBig), errors.Is(err, namespace.ErrBad), errors.Is(err, runs.ErrUnsafeDir),
 		errors.Is(err, netnsbench.ErrBadPayload):
 		return exitUsage
 	}

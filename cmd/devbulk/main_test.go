@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/kmod"
 	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/rcutrace"
@@ -96,4 +98,23 @@ func TestHelpPlaceholders(t *testing.T) {
 		}
 	}
 	walk("devbulk", newApp().Commands)
+}
+
+// devbulk vm sizes the guest for a bench or create of many devices: 1024
+// MiB for small runs, the devices' kernel memory with a third more and
+// 512 MiB otherwise.
+func TestGuestMem(t *testing.T) {
+	k, counts := guestRun([]string{"bench", "--kind", "dummy", "--count=1000,200000", "--delete", "group"})
+	if k != devices.Dummy || !slices.Equal(counts, []int{1000, 200000}) {
+		t.Fatalf("guestRun: %v %v", k, counts)
+	}
+	if m := memFor(k, counts, 1024); m != 12288 { // 512 + 200000*45*4/3/1024 = 12230, in steps of 256
+		t.Errorf("200000 dummies: %d MiB", m)
+	}
+	if m := memFor(devices.Dummy, []int{1000}, 1024); m != 1024 {
+		t.Errorf("1000 dummies: %d MiB, want the default", m)
+	}
+	if k, _ := guestRun([]string{"netns", "churn", "--count", "5"}); k != nil {
+		t.Errorf("a netns command sized as a device run: %v", k)
+	}
 }

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/check"
+	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/vm"
 )
@@ -31,7 +34,7 @@ func vmCommand() *cli.Command {
 			&cli.StringFlag{Name: "modules", Usage: "with one kernel path: its module `DIR` (lib/modules/RELEASE)"},
 			&cli.StringFlag{Name: "append", Usage: "add `ARGS` to every guest kernel's command line (rcu_nocbs=all, preempt=full, ...)"},
 			&cli.IntFlag{Name: "cpus", Value: 2, Usage: "guest CPUs (1..64)"},
-			&cli.IntFlag{Name: "mem", Value: 1024, Usage: "guest memory in MiB (256..65536)"},
+			&cli.IntFlag{Name: "mem", Value: 1024, Usage: "guest memory in MiB (256..65536; default: 1024, or more for a guest bench or create whose devices need it)"},
 			&cli.StringFlag{Name: "accel", Usage: "kvm or tcg (default: kvm when a probe boot works)"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Minute, Usage: "give up on a guest after this long"},
 		},
@@ -94,13 +97,67 @@ func vmConfigOf(c *cli.Context) (vm.Config, []*vm.Kernel, error) {
 	if err != nil {
 		return cfg, nil, err
 	}
-	cfg = vm.Config{Modules: netnsbench.GuestModules(), CPUs: c.Int("cpus"), MemMiB: c.Int("mem"), Accel: c.String("accel"),
+	cfg = vm.Config{Modules: netnsbench.GuestModules(), CPUs: c.Int("cpus"), MemMiB: guestMem(c), Accel: c.String("accel"),
 		// Always, not only on a terminal: which accelerator and kernel ran
 		// (and why not KVM) belongs beside every figure the guest prints.
 		Log:      func(s string) { fmt.Fprintf(c.App.ErrWriter, "devbulk vm: %s\n", s) },
 		Progress: isTerminal(2), // the guest's progress, as lines, while it runs
 	}
 	return cfg, kernels, nil
+}
+
+// guestMem is --mem, or, when it is not given, enough for the guest's
+// command: 1024 MiB, or the kernel memory its devices need (a bench's or a
+// create's --kind and largest --count, devices.KernelNeed) with a third
+// more and 512 MiB for the rest of the guest. The guest's devbulk refuses a
+// run that still does not fit.
+func guestMem(c *cli.Context) int {
+	if c.IsSet("mem") {
+		return c.Int("mem")
+	}
+	k, counts := guestRun(c.Args().Slice())
+	return memFor(k, counts, c.Int("mem"))
+}
+
+// memFor is the guest memory, MiB, for counts of kind k: at least dflt,
+// in steps of 256 MiB.
+func memFor(k *devices.Kind, counts []int, dflt int) int {
+	if k == nil || len(counts) == 0 {
+		return dflt
+	}
+	var lower *devices.Kind
+	if k.NeedsLower {
+		lower = devices.LowerKinds()[0]
+	}
+	need := 512 + int(devices.KernelNeed(k, lower, slices.Max(counts))*4/3/1024)
+	return min(65536, max(dflt, (need+255)/256*256))
+}
+
+// guestRun reads the kind and counts of a guest bench or create command
+// line, or nothing.
+func guestRun(args []string) (*devices.Kind, []int) {
+	if len(args) == 0 || (args[0] != "bench" && args[0] != "create") {
+		return nil, nil
+	}
+	var k *devices.Kind
+	var counts []int
+	for i := 1; i < len(args); i++ {
+		name, value, inline := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !inline && i+1 < len(args) {
+			value = args[i+1]
+		}
+		switch name {
+		case "kind":
+			k, _ = devices.Lookup(value)
+		case "count":
+			for _, f := range strings.Split(value, ",") {
+				if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+					counts = append(counts, n)
+				}
+			}
+		}
+	}
+	return k, counts
 }
 
 // accelFlag checks --accel.
