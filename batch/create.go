@@ -31,25 +31,13 @@ type RequestOptions struct {
 // whose ACK was lost counts as created only when the lookup finds the link.
 func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, o RequestOptions) (p Phase, found []nlbatch.Link, err error) {
 	p = Phase{Name: "create", Tool: "devbulk", Strategy: string(o.Strategy), Devices: len(links)}
-	eo := nlbatch.ExecOptions{Progress: o.Progress} // window 0: Conn's, fits the receive buffer
+	eo := nlbatch.ExecOptions{Progress: o.Progress, Echo: o.Echo} // window 0: Conn's, fits the receive buffer
 	if o.Strategy == CreateSerial {
 		eo.Window = 1
 	}
 	found = make([]nlbatch.Link, len(links))
-	if o.Echo {
-		eo.Echo = true
-		eo.Reply = func(i int, msg []byte) {
-			if l, err := nlbatch.ParseLink(msg); err == nil && isPlanned(l, links[i]) {
-				found[i] = l
-			}
-		}
-	}
 	m := startMeter()
-	reqs := make([][]byte, len(links))
-	for i := range links {
-		reqs[i] = links[i].Message()
-	}
-	res, st, err := c.ExecuteWith(ctx, reqs, eo)
+	res, err := execChunked(ctx, c, links, eo, found, &p)
 	if err != nil {
 		return p, nil, err
 	}
@@ -57,7 +45,6 @@ func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, o Reques
 	if eo.Window == 1 {
 		p.Requests = latencies(res) // with many per sendmsg, latency is the sendmsg's
 	}
-	p.noteStats(st)
 	for i := range res {
 		if found[i].Index != 0 {
 			res[i].Err = nil // its echo says it was made, whatever became of its ACK
@@ -76,6 +63,41 @@ func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, o Reques
 	return p, found, nil
 }
 
+// execChunked sends the links' requests, serialized a chunk at a time (a
+// whole number of the Conn's windows, at least 8192 requests): 200 000
+// requests held at once are 20 MB. An echoed link that is the one planned
+// goes to found.
+func execChunked(ctx context.Context, c *nlbatch.Conn, links []devices.Link, eo nlbatch.ExecOptions, found []nlbatch.Link, p *Phase) ([]nlbatch.Result, error) {
+	w := max(1, c.Window())
+	chunk := w * ((8192 + w - 1) / w)
+	res := make([]nlbatch.Result, 0, len(links))
+	progress := eo.Progress
+	for start := 0; start < len(links); start += chunk {
+		part := links[start:min(start+chunk, len(links))]
+		reqs := make([][]byte, len(part))
+		for i := range part {
+			reqs[i] = part[i].Message()
+		}
+		if eo.Echo {
+			eo.Reply = func(i int, msg []byte) {
+				if l, err := nlbatch.ParseLink(msg); err == nil && isPlanned(l, part[i]) {
+					found[start+i] = l
+				}
+			}
+		}
+		if progress != nil {
+			eo.Progress = func(n int) { progress(start + n) }
+		}
+		r, st, err := c.ExecuteWith(ctx, reqs, eo)
+		p.noteStats(st)
+		res = append(res, r...)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
 // isPlanned reports whether l is the link planned as want: its name and
 // group.
 func isPlanned(l nlbatch.Link, want devices.Link) bool {
@@ -88,32 +110,44 @@ func isPlanned(l nlbatch.Link, want devices.Link) bool {
 // success whose link is not there (renamed or deleted by someone else
 // since) becomes a failure.
 func findCreated(c *nlbatch.Conn, links []devices.Link, res []nlbatch.Result, found []nlbatch.Link) error {
-	var which []int
-	var names []string
+	// A chunk at a time: the names and answers of 200 000 lookups held at
+	// once are 24 MB.
+	const chunk = 8192
+	which := make([]int, 0, chunk)
+	names := make([]string, 0, chunk)
+	flush := func() error {
+		if len(which) == 0 {
+			return nil
+		}
+		now, errs, err := lookUpNames(c, names)
+		if err != nil {
+			return err
+		}
+		for k, i := range which {
+			switch {
+			case errs[k] == nil && isPlanned(now[k], links[i]):
+				found[i], res[i].Err = now[k], nil
+			case errors.Is(res[i].Err, nlbatch.ErrAckLost):
+				res[i].Err = fmt.Errorf("ACK lost and the link is not there: %w", nlbatch.ErrAckLost)
+			default:
+				res[i].Err = errors.New("created, but not found with the run's name and group afterwards (renamed, moved or deleted by someone else)")
+			}
+		}
+		which, names = which[:0], names[:0]
+		return nil
+	}
 	for i, r := range res {
 		if found[i].Index == 0 && (r.Err == nil || errors.Is(r.Err, nlbatch.ErrAckLost)) {
 			which = append(which, i)
 			names = append(names, links[i].Name)
+			if len(which) == chunk {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	if len(which) == 0 {
-		return nil
-	}
-	now, errs, err := lookUpNames(c, names)
-	if err != nil {
-		return err
-	}
-	for k, i := range which {
-		switch {
-		case errs[k] == nil && isPlanned(now[k], links[i]):
-			found[i], res[i].Err = now[k], nil
-		case errors.Is(res[i].Err, nlbatch.ErrAckLost):
-			res[i].Err = fmt.Errorf("ACK lost and the link is not there: %w", nlbatch.ErrAckLost)
-		default:
-			res[i].Err = errors.New("created, but not found with the run's name and group afterwards (renamed, moved or deleted by someone else)")
-		}
-	}
-	return nil
+	return flush()
 }
 
 // lookUpNames looks links up by name, pipelined; an answer that was dropped

@@ -109,7 +109,7 @@ func (d *deletion) delete(ctx context.Context, st *strategy) error {
 	}
 	confirmed, err := st.run(ctx, d)
 	d.stop()
-	after, serr := takeSnapshot(t.Conn)
+	after, serr := takeSnapshot(t.Conn, 0)
 	if serr == nil {
 		serr = s.settle(t.Conn, after, confirmed, gone, p)
 	}
@@ -141,10 +141,13 @@ type deletion struct {
 	s *Set
 	o DeleteOptions
 	p *Phase
-	// mine is the set's devices as the last look found them; all is the
-	// namespace's links at that look, for a strategy that marks first
-	// (nil otherwise).
-	mine, all []nlbatch.Link
+	// mine is the set's devices as the last look found them.
+	mine []nlbatch.Link
+	// For a strategy that marks first, what the last look saw of the
+	// namespace (not its links: 200 000 are 17 MB): whether the set's group
+	// held exactly mine, and the groups in use.
+	exact bool
+	used  map[uint32]bool
 	// kept is the devices left in place on purpose (not survivors).
 	kept    map[int32]bool
 	m       meter
@@ -200,7 +203,7 @@ func (d *deletion) look(ctx context.Context, markFirst bool) (others []nlbatch.L
 	// strategies look again right before each request window. (A watch of
 	// the link notifications cannot stand in for that look: the kernel
 	// announces a group change only for a device that is up.)
-	sn, err := takeSnapshot(t.Conn)
+	sn, err := takeSnapshot(t.Conn, len(s.Links)+len(s.Lowers))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -213,9 +216,13 @@ func (d *deletion) look(ctx context.Context, markFirst bool) (others []nlbatch.L
 	}
 	// Of the scan, only the devices that are not the run's are kept
 	// (100 000 links are ~8 MB).
-	others = notOurs(all, indexes(append(s.all(), s.peers(d.mine, all)...)))
+	ours := indexes(s.all())
+	for _, p := range s.peers(d.mine, all) {
+		ours[p.Index] = true
+	}
+	others = notOurs(all, ours)
 	if markFirst {
-		d.all = all
+		d.exact, d.used = s.holdsExactly(all, s.Group, d.mine), groups(all)
 	} else {
 		d.m = startMeter()
 	}
@@ -242,7 +249,7 @@ func Refusal(ctx context.Context, t Target, s *Set) error {
 	if err != nil {
 		return err
 	}
-	sn, err := takeSnapshot(t.Conn)
+	sn, err := takeSnapshot(t.Conn, len(s.Links)+len(s.Lowers))
 	if err != nil {
 		return err
 	}
@@ -319,15 +326,18 @@ func (s *Set) settle(c *nlbatch.Conn, sn *snapshot, confirmed map[int32]bool, go
 		goneIdx[g.Link.Index] = true
 		stayed[g.Link.Index] = g.Present // renamed before the delete: still the run's
 	}
-	rest := slices.DeleteFunc(s.all(), func(l nlbatch.Link) bool { return goneIdx[l.Index] })
+	rest := s.all()
+	if len(gone) > 0 { // a new slice: all may be s.Links itself
+		rest = slices.DeleteFunc(slices.Clone(rest), func(l nlbatch.Link) bool { return goneIdx[l.Index] })
+	}
 	isLower := indexes(s.Lowers)
 	left, deleted := gone, 0
 	// One device at a time, as the lookups are read: after a delete of
 	// 100 000 there is nothing to list but what is left. The phase is
 	// changed only once every device was found or not.
-	err := s.each(context.Background(), lookup{c, sn, s.owner()}, rest, func(now nlbatch.Link, lo *Leftover) {
+	err := s.each(context.Background(), lookup{c, sn, s.owner()}, rest, func(now nlbatch.Link, lo Leftover, owned bool) {
 		switch {
-		case lo == nil:
+		case owned:
 			stayed[now.Index] = true
 			left = append(left, Leftover{Link: now, Present: true, Why: "not deleted"})
 		case !lo.Present && confirmed[lo.Link.Index]:
@@ -338,7 +348,7 @@ func (s *Set) settle(c *nlbatch.Conn, sn *snapshot, confirmed map[int32]bool, go
 			if lo.Present {
 				stayed[lo.Link.Index] = true
 			}
-			left = append(left, *lo)
+			left = append(left, lo)
 		}
 	})
 	if err != nil {

@@ -24,9 +24,9 @@ func init() {
 	})
 }
 
-// deleteGroup deletes d.mine by group, d.all being the namespace's links
-// as the last look before it saw them. When the run's group does not hold
-// exactly the set's devices (someone moved a device into it, or an earlier
+// deleteGroup deletes d.mine by group, as the last look before it saw
+// them (d.exact, d.used). When the run's group does not hold exactly the
+// set's devices (someone moved a device into it, or an earlier
 // group delete was interrupted half-way through marking), it marks the set
 // with a fresh group first (pipelined RTM_SETLINK), saved beforehand, and
 // checks the mark before sweeping.
@@ -39,7 +39,7 @@ func deleteGroup(ctx context.Context, d *deletion) (map[int32]bool, error) {
 		return nil, err
 	}
 	group := s.Group
-	if !s.holdsExactly(d.all, group, mine) {
+	if !d.exact {
 		var err error
 		if group, mine, err = d.markFresh(ctx, mine); err != nil {
 			return nil, err
@@ -57,7 +57,7 @@ func deleteGroup(ctx context.Context, d *deletion) (map[int32]bool, error) {
 // group and the devices marked.
 func (d *deletion) markFresh(ctx context.Context, mine []nlbatch.Link) (uint32, []nlbatch.Link, error) {
 	s, c := d.s, d.t.Conn
-	group := FreshGroup(d.all, nil)
+	group := freshGroup(d.used, nil)
 	s.Marks = append(s.Marks, group)
 	if err := ledgerOr(d.o.Ledger).Marked(s); err != nil {
 		return 0, nil, fmt.Errorf("saving the new group before marking: %w", err)

@@ -315,6 +315,31 @@ func TestCreateFindsLinksByEchoOrLookup(t *testing.T) {
 	}
 }
 
+// A create of more links than one chunk of serialized requests (a whole
+// number of windows, at least 8192) gets each link back in its place, from
+// its echo or from the lookups after the phase (8192 at a time), and its
+// progress counts every link once, in order.
+func TestCreateAcrossChunks(t *testing.T) {
+	for _, echo := range []bool{true, false} {
+		k := &nlbatchtest.Kernel{Echo: echo}
+		links, err := devices.Ifb.Plan(devices.Options{Count: 20000, Prefix: "dbk", Group: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, backwards := 0, false
+		p, found, err := Create(context.Background(), nlbatch.NewConn(k, 1<<20, 1<<20), links, RequestOptions{Strategy: CreatePipelined, Echo: echo,
+			Progress: func(n int) { backwards = backwards || n < last; last = n }})
+		if err != nil || p.Failed != 0 || last != 20000 || backwards {
+			t.Fatalf("echo %v: %v; failed %d; progress ended at %d (backwards %v)", echo, err, p.Failed, last, backwards)
+		}
+		for i, l := range found {
+			if l.Name != links[i].Name || l.Index != int32(i+1) || l.Group != 9 {
+				t.Fatalf("echo %v: found[%d] = %+v, want %s at ifindex %d", echo, i, l, links[i].Name, i+1)
+			}
+		}
+	}
+}
+
 // One consistent dump before and one after answer a group delete's checks:
 // no device is looked up by itself. Where every dump is interrupted (a
 // namespace that keeps changing) each device is looked up instead, with

@@ -111,8 +111,12 @@ func peerIndexes(veths []nlbatch.Link) map[int32]int32 {
 }
 
 // all is every recorded device, upper links first, so one-by-one deletes
-// never cascade.
+// never cascade. Without lower devices it is s.Links itself (200 000 links
+// are 17 MB): callers only read it.
 func (s *Set) all() []nlbatch.Link {
+	if len(s.Lowers) == 0 {
+		return s.Links[:len(s.Links):len(s.Links)] // an append copies
+	}
 	return append(append([]nlbatch.Link(nil), s.Links...), s.Lowers...)
 }
 
@@ -132,7 +136,7 @@ func (s *Set) split(devs []nlbatch.Link) (uppers, lowers []nlbatch.Link) {
 // Present looks the set's links up and returns those that are still the
 // set's (a bench checks that a delete by another tool left none).
 func (s *Set) Present(ctx context.Context, c *nlbatch.Conn) ([]nlbatch.Link, error) {
-	sn, err := takeSnapshot(c)
+	sn, err := takeSnapshot(c, len(s.Links))
 	if err != nil {
 		return nil, err
 	}
@@ -153,26 +157,28 @@ type lookup struct {
 // check finds each of devs by ifindex and returns those the set still owns,
 // as they are now, and what became of the others.
 func (s *Set) check(ctx context.Context, lk lookup, devs []nlbatch.Link) (mine []nlbatch.Link, gone []Leftover, err error) {
-	err = s.each(ctx, lk, devs, func(now nlbatch.Link, left *Leftover) {
-		if left == nil {
+	mine = make([]nlbatch.Link, 0, len(devs))
+	err = s.each(ctx, lk, devs, func(now nlbatch.Link, left Leftover, owned bool) {
+		if owned {
 			mine = append(mine, now)
 		} else {
-			gone = append(gone, *left)
+			gone = append(gone, left)
 		}
 	})
 	return mine, gone, err
 }
 
 // each finds devs as check does and calls f with each device as it is now,
-// and with what became of it when it is no longer the set's.
-func (s *Set) each(ctx context.Context, lk lookup, devs []nlbatch.Link, f func(now nlbatch.Link, left *Leftover)) error {
+// and, when it is no longer the set's (owned false), what became of it.
+// (By value: a pointer would be one allocation per device.)
+func (s *Set) each(ctx context.Context, lk lookup, devs []nlbatch.Link, f func(now nlbatch.Link, left Leftover, owned bool)) error {
 	judge := func(i int, now nlbatch.Link, err error) {
 		if err == nil && lk.owns(now) {
-			f(now, nil)
+			f(now, Leftover{}, true)
 			return
 		}
 		left := s.leftover(devs[i], now, err)
-		f(now, &left)
+		f(now, left, false)
 	}
 	if lk.sn != nil {
 		for i, d := range devs {
@@ -299,10 +305,20 @@ func isDigits(s string) bool {
 // taken does not reject. Ids stay clear of the small numbers people assign
 // by hand.
 func FreshGroup(links []nlbatch.Link, taken func(uint32) bool) uint32 {
+	return freshGroup(groups(links), taken)
+}
+
+// groups is the groups links are in.
+func groups(links []nlbatch.Link) map[uint32]bool {
 	used := map[uint32]bool{}
 	for _, l := range links {
 		used[l.Group] = true
 	}
+	return used
+}
+
+// freshGroup is a group not in used and not taken.
+func freshGroup(used map[uint32]bool, taken func(uint32) bool) uint32 {
 	for {
 		g := 0x10000000 + rand.Uint32N(0x6fffffff)
 		if !used[g] && (taken == nil || !taken(g)) {
