@@ -1,4 +1,4 @@
-package devbulk
+package devbulk_test
 
 import (
 	"go/ast"
@@ -6,20 +6,23 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/devbulk/devbulk/devices"
 )
 
-// The code's shape, as CONTRIBUTING.md asks it: no function outside tests
-// longer than 80 lines (40 in the command line, which only parses and
-// prints), and none with more than five parameters (group them in a
-// struct).
-func TestFunctionShape(t *testing.T) {
+// eachSource parses every Go file outside tests below the module (but for
+// the folders skip names) and calls fn with it.
+func eachSource(t *testing.T, skip []string, fn func(path string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || slices.Contains(skip, path)) {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
@@ -30,6 +33,20 @@ func TestFunctionShape(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		fn(path, fset, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The code's shape, as CONTRIBUTING.md asks it: no function outside tests
+// longer than 80 lines (40 in the command line, which only parses and
+// prints), and none with more than five parameters (group them in a
+// struct).
+func TestFunctionShape(t *testing.T) {
+	eachSource(t, nil, func(path string, fset *token.FileSet, f *ast.File) {
 		most := 80
 		if strings.HasPrefix(path, "cmd/") {
 			most = 40
@@ -62,9 +79,36 @@ func TestFunctionShape(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
+}
+
+// Kind facts live in package devices: no code elsewhere compares a value
+// with a kind's name (== "veth", case "vxlan"); it asks the kind instead.
+func TestNoKindComparedByName(t *testing.T) {
+	names := devices.Names()
+	isKind := func(e ast.Expr) bool {
+		lit, ok := e.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return false
+		}
+		s, err := strconv.Unquote(lit.Value)
+		return err == nil && slices.Contains(names, s)
 	}
+	eachSource(t, []string{"devices", "tests", "nlbatch/nlbatchtest"}, func(path string, fset *token.FileSet, f *ast.File) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				if (n.Op == token.EQL || n.Op == token.NEQ) && (isKind(n.X) || isKind(n.Y)) {
+					t.Errorf("%s: a kind compared by name", fset.Position(n.Pos()))
+				}
+			case *ast.CaseClause:
+				for _, e := range n.List {
+					if isKind(e) {
+						t.Errorf("%s: a kind compared by name", fset.Position(e.Pos()))
+					}
+				}
+			}
+			return true
+		})
+	})
 }

@@ -37,7 +37,10 @@ func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, o Reques
 	}
 	found = make([]nlbatch.Link, len(links))
 	m := startMeter()
-	res, err := execChunked(ctx, c, links, eo, found, &p)
+	res, stats, err := execChunked(ctx, c, links, eo, found)
+	for _, st := range stats {
+		p.noteStats(st)
+	}
 	if err != nil {
 		return p, nil, err
 	}
@@ -66,11 +69,12 @@ func Create(ctx context.Context, c *nlbatch.Conn, links []devices.Link, o Reques
 // execChunked sends the links' requests, serialized a chunk at a time (a
 // whole number of the Conn's windows, at least 8192 requests): 200 000
 // requests held at once are 20 MB. An echoed link that is the one planned
-// goes to found.
-func execChunked(ctx context.Context, c *nlbatch.Conn, links []devices.Link, eo nlbatch.ExecOptions, found []nlbatch.Link, p *Phase) ([]nlbatch.Result, error) {
+// goes to found. It returns each chunk's socket statistics.
+func execChunked(ctx context.Context, c *nlbatch.Conn, links []devices.Link, eo nlbatch.ExecOptions, found []nlbatch.Link) ([]nlbatch.Result, []nlbatch.Stats, error) {
 	w := max(1, c.Window())
 	chunk := w * ((8192 + w - 1) / w)
 	res := make([]nlbatch.Result, 0, len(links))
+	var stats []nlbatch.Stats
 	progress := eo.Progress
 	for start := 0; start < len(links); start += chunk {
 		part := links[start:min(start+chunk, len(links))]
@@ -89,13 +93,13 @@ func execChunked(ctx context.Context, c *nlbatch.Conn, links []devices.Link, eo 
 			eo.Progress = func(n int) { progress(start + n) }
 		}
 		r, st, err := c.ExecuteWith(ctx, reqs, eo)
-		p.noteStats(st)
+		stats = append(stats, st)
 		res = append(res, r...)
 		if err != nil {
-			return res, err
+			return res, stats, err
 		}
 	}
-	return res, nil
+	return res, stats, nil
 }
 
 // isPlanned reports whether l is the link planned as want: its name and

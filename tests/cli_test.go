@@ -516,11 +516,7 @@ func TestBenchJSON(t *testing.T) {
 // table and the benchstat lines of a check.
 func TestBenchKernelMemory(t *testing.T) {
 	needKind(t, "ifb")
-	r := run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "1000", "--delete", "group", "--json")
-	var rep bench.Report
-	if err := json.Unmarshal([]byte(r.stdout), &rep); r.code != 0 || err != nil {
-		t.Fatalf("bench: exit %d, %v\n%s", r.code, err, r.stderr)
-	}
+	rep := benchJSON(t, "--kind", "ifb", "--count", "1000", "--delete", "group")
 	m := rep.Runs[0].Create.KernelMem
 	if m == nil || m.PerDeviceKiB <= 0 || m.SlabReclaimableKiB+m.SlabUnreclaimableKiB <= 0 || rep.Runs[0].Delete.KernelMem != nil {
 		t.Fatalf("kernel memory: create %+v, delete %+v", m, rep.Runs[0].Delete.KernelMem)
@@ -536,16 +532,23 @@ func TestBenchKernelMemory(t *testing.T) {
 	}
 }
 
+// benchJSON runs a bench with --json and reads its report.
+func benchJSON(t *testing.T, args ...string) bench.Report {
+	t.Helper()
+	r := run(t, t.TempDir(), append(append([]string{"bench"}, args...), "--json")...)
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); r.code != 0 || err != nil {
+		t.Fatalf("bench: exit %d, %v\n%s", r.code, err, r.stderr)
+	}
+	return rep
+}
+
 // Peak RSS stays under 40 MiB for a bench of 20 000 devices (README:
 // "Memory": 28-29 MiB on an idle machine, 36 MiB once inside a CI run; it
 // was 67 MiB before lookups were chunked and the heap paced).
 func TestBenchMemory(t *testing.T) {
 	needKind(t, "ifb")
-	r := run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "20000", "--delete", "group", "--json")
-	var rep bench.Report
-	if err := json.Unmarshal([]byte(r.stdout), &rep); r.code != 0 || err != nil {
-		t.Fatalf("bench: exit %d, %v\n%s", r.code, err, r.stderr)
-	}
+	rep := benchJSON(t, "--kind", "ifb", "--count", "20000", "--delete", "group")
 	t.Logf("peak RSS %d KiB", rep.MaxRSSKiB)
 	if rep.MaxRSSKiB <= 0 || rep.MaxRSSKiB > 40<<10 {
 		t.Errorf("peak RSS %d KiB for 20 000 devices, want at most 40 MiB", rep.MaxRSSKiB)
