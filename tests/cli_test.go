@@ -35,7 +35,7 @@ var (
 )
 
 // binary builds the devbulk command once per test process.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		if builtDir, buildErr = os.MkdirTemp("", "devbulk-test-"); buildErr != nil {
