@@ -3,7 +3,6 @@ package batch
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/devbulk/devbulk/devices"
 )
@@ -19,7 +18,7 @@ func init() {
 		oneBatch: true,
 		applies: func(k *devices.Kind, _ bool) error {
 			if k != nil && !k.NeedsLower {
-				return fmt.Errorf("%w: delete strategy lower applies to kinds with a lower device (%s), not %s", ErrNotApplicable, lowerKinds(), k.Name)
+				return fmt.Errorf("%w: delete strategy lower applies to kinds with a lower device (%s), not %s", ErrNotApplicable, devices.NamesOf(devices.Where(func(k *devices.Kind) bool { return k.NeedsLower })), k.Name)
 			}
 			return nil
 		},
@@ -41,15 +40,4 @@ func init() {
 		},
 		ip: func(s *Set) IPCommand { return ipDelEach(s.Lowers) },
 	})
-}
-
-// lowerKinds names the kinds that sit on a lower device.
-func lowerKinds() string {
-	var out []string
-	for _, k := range devices.All() {
-		if k.NeedsLower {
-			out = append(out, k.Name)
-		}
-	}
-	return strings.Join(out, ", ")
 }

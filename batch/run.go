@@ -12,7 +12,6 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/devbulk/devbulk/devices"
-	"github.com/devbulk/devbulk/internal/kmem"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -87,15 +86,14 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 // fits refuses, unless o.Force, a run whose devices (and the lower devices
 // devbulk would make) would not fit in the memory available now.
 func (o CreateOptions) fits() error {
-	mem, ok := kmem.Read()
-	if o.Force || !ok {
+	if o.Force {
 		return nil
 	}
 	var lower *devices.Kind
 	if o.Kind.NeedsLower && len(o.Parents) == 0 {
 		lower = o.Lower
 	}
-	return devices.Fits(o.Kind, lower, o.Devices.Count, mem.MemAvailable)
+	return devices.FitsNow(o.Kind, lower, o.Devices.Count)
 }
 
 // planRun plans a run in c's namespace as it is now: a fresh group, free

@@ -7,7 +7,6 @@ import (
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
-	"github.com/devbulk/devbulk/internal/kmem"
 )
 
 // Resolve fills in what the machine decides, probing in a scratch
@@ -63,15 +62,14 @@ func (o *Options) Resolve() error {
 // memory available now (the largest count: cycles run one after another,
 // each releasing its devices).
 func (o *Options) fits() error {
-	mem, ok := kmem.Read()
-	if o.Force || !ok || len(o.Counts) == 0 {
+	if o.Force || len(o.Counts) == 0 {
 		return nil
 	}
 	var lower *devices.Kind
 	if o.Kind.NeedsLower {
 		lower = o.Lower
 	}
-	return devices.Fits(o.Kind, lower, slices.Max(o.Counts), mem.MemAvailable)
+	return devices.FitsNow(o.Kind, lower, slices.Max(o.Counts))
 }
 
 // strategiesApply checks that every delete strategy applies to the kind in

@@ -86,6 +86,26 @@ func Lookup(name string) (*Kind, error) {
 	return nil, fmt.Errorf("unknown kind %q (valid: %s)", name, strings.Join(Names(), ", "))
 }
 
+// Where is every kind keep says yes to, sorted by name.
+func Where(keep func(*Kind) bool) []*Kind {
+	var out []*Kind
+	for _, k := range All() {
+		if keep(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// NamesOf joins the kinds' names for a message: "dummy, ifb".
+func NamesOf(ks []*Kind) string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.Name
+	}
+	return strings.Join(names, ", ")
+}
+
 // All returns every kind, sorted by name.
 func All() []*Kind {
 	ks := make([]*Kind, 0, len(registry))

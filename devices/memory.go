@@ -3,6 +3,8 @@ package devices
 import (
 	"errors"
 	"fmt"
+
+	"github.com/devbulk/devbulk/internal/kmem"
 )
 
 // ErrTooBig reports a run whose devices would not fit in the machine's
@@ -30,6 +32,16 @@ func Fits(k, lower *Kind, count int, availableKiB int64) error {
 	}
 	return fmt.Errorf("%d %s need about %s of kernel memory (%.0f KiB each); %s available (MemAvailable): %w",
 		count, k.Name, gib(need), k.KernelKiB, gib(float64(availableKiB)), ErrTooBig)
+}
+
+// FitsNow is Fits against MemAvailable now; nil where /proc/meminfo
+// cannot be read.
+func FitsNow(k, lower *Kind, count int) error {
+	mem, ok := kmem.Read()
+	if !ok {
+		return nil
+	}
+	return Fits(k, lower, count, mem.MemAvailable)
 }
 
 func gib(kib float64) string { return fmt.Sprintf("%.1f GiB", kib/(1<<20)) }

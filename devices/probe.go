@@ -179,12 +179,7 @@ func Ready(k *Kind) (lower *Kind, err error) {
 // LowerKinds lists the kinds devbulk makes as lower devices, first choice
 // first (Kind.LowerChoice).
 func LowerKinds() []*Kind {
-	var out []*Kind
-	for _, k := range All() {
-		if k.LowerChoice > 0 {
-			out = append(out, k)
-		}
-	}
+	out := Where(func(k *Kind) bool { return k.LowerChoice > 0 })
 	slices.SortFunc(out, func(a, b *Kind) int { return a.LowerChoice - b.LowerChoice })
 	return out
 }

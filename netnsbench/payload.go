@@ -240,7 +240,7 @@ func parseDevices(p *Payload, word, arg string) error {
 		return fmt.Errorf("payload item %q: %w", word, err)
 	}
 	if k.NeedsLower {
-		return fmt.Errorf("payload item %q: kinds with a lower device are not payloads; use %s", word, payloadKinds())
+		return fmt.Errorf("payload item %q: kinds with a lower device are not payloads; use %s", word, devices.NamesOf(devices.Where(func(k *devices.Kind) bool { return !k.NeedsLower })))
 	}
 	c, err := strconv.Atoi(n)
 	if err != nil || c < 1 || c > MaxPayloadDevices {
@@ -252,18 +252,6 @@ func parseDevices(p *Payload, word, arg string) error {
 	}
 	p.addKind(k)
 	return p.push("devices", item{name: word, apply: func(netns.NsHandle, int, bool) error { return create(links) }})
-}
-
-// payloadKinds names the kinds a devices item takes: those without a lower
-// device.
-func payloadKinds() string {
-	var names []string
-	for _, k := range devices.All() {
-		if !k.NeedsLower {
-			names = append(names, k.Name)
-		}
-	}
-	return strings.Join(names, ", ")
 }
 
 func (p *Payload) addKind(k *devices.Kind) {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/batch"
@@ -20,7 +18,7 @@ func rmmodCommand() *cli.Command {
 			"Devices are created in throwaway namespaces; the module must be loadable and unused by anything else\n" +
 			"(in devbulk vm it is).",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "kind", Value: "dummy", Usage: "the module's kind: " + lowerKindNames()},
+			&cli.StringFlag{Name: "kind", Value: "dummy", Usage: "the module's kind: " + devices.NamesOf(devices.LowerKinds())},
 			&cli.StringFlag{Name: "count", Value: "1000", Usage: "devices of the kind (without --vlans)"},
 			&cli.StringFlag{Name: "vlans", Usage: "vlans on one device of the kind, instead"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per strategy (1..100)"},
@@ -45,7 +43,7 @@ func rmmodOptionsOf(c *cli.Context) (bench.Options, error) {
 		return o, err
 	}
 	if k.LowerChoice == 0 {
-		return o, usagef("rmmod --kind %s: valid are %s", k.Name, lowerKindNames())
+		return o, usagef("rmmod --kind %s: valid are %s", k.Name, devices.NamesOf(devices.LowerKinds()))
 	}
 	o = bench.Options{Kind: k, Create: batch.CreatePipelined, Up: c.Bool("up"), TraceRCU: c.Bool("trace-rcu"), Profile: c.Bool("profile"),
 		Deletes: []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteSerial, batch.DeleteGroup}}
@@ -71,14 +69,4 @@ func rmmodOptionsOf(c *cli.Context) (bench.Options, error) {
 		return o, usagef("--vlans %d out of range: 1..%d (the vlans sit on one %s)", o.Counts[0], devices.MaxVlanID, k.Name)
 	}
 	return o, nil
-}
-
-// lowerKindNames names the kinds rmmod takes: those devbulk makes lower
-// devices of, which carry vlans and whose module makes no devices of its own.
-func lowerKindNames() string {
-	var names []string
-	for _, k := range devices.LowerKinds() {
-		names = append(names, k.Name)
-	}
-	return strings.Join(names, ", ")
 }
