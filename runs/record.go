@@ -94,20 +94,64 @@ const legacyBoot = "legacy"
 // parseLegacy reads a record written by devbulk before this format (a bare
 // pid and a complete flag), so that an upgrade loses no run.
 func parseLegacy(b []byte) (*Record, error) {
-	var old struct {
-		Record
+	r := &Record{}
+	old := struct {
+		wire
 		PID      int  `json:"pid"`
 		Complete bool `json:"complete"`
-	}
+	}{wire: wire{fields: (*fields)(r)}}
 	if err := decodeStrict(b, &old); err != nil {
 		return nil, err
 	}
-	r := &old.Record
+	if err := old.links(r); err != nil {
+		return nil, err
+	}
 	r.Owner, r.State = owner.Owner{PID: old.PID, BootID: legacyBoot}, Creating
 	if old.Complete {
 		r.State = Complete
 	}
 	return r, nil
+}
+
+// fields is Record without its JSON methods.
+type fields Record
+
+// wire is a record as written: its links and lowers as runs (links.go).
+type wire struct {
+	*fields
+	Links  json.RawMessage `json:"links"`
+	Lowers json.RawMessage `json:"lowers,omitempty"`
+}
+
+// links decodes w's link lists into r.
+func (w *wire) links(r *Record) (err error) {
+	if r.Links, err = decodeLinks(w.Links, r.Prefix); err != nil {
+		return fmt.Errorf("links: %w", err)
+	}
+	if r.Lowers, err = decodeLinks(w.Lowers, r.Prefix+"l"); err != nil {
+		return fmt.Errorf("lowers: %w", err)
+	}
+	return nil
+}
+
+// MarshalJSON writes the record with its links as runs.
+func (r Record) MarshalJSON() ([]byte, error) {
+	w := struct {
+		*fields
+		Links  []any `json:"links"`
+		Lowers []any `json:"lowers,omitempty"`
+	}{(*fields)(&r), encodeLinks(r.Links, r.Prefix), encodeLinks(r.Lowers, r.Prefix+"l")}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads a record strictly (no unknown field), its links as
+// runs or, from devbulk before them, one object per link.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	w := wire{fields: (*fields)(r)}
+	if err := decodeStrict(b, &w); err != nil {
+		return err
+	}
+	return w.links(r)
 }
 
 // Validate checks what ownership rests on: a nonzero group (0 is every

@@ -1,0 +1,145 @@
+package runs
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
+)
+
+// A record's links are written as runs, not one object per device: a run
+// creates PREFIX0..PREFIX<n-1> on consecutive ifindexes, so 200 000 links
+// are a few runs instead of 17 MB of JSON that every create, delete and
+// cleanup would marshal or parse whole. Each element of the list is
+//
+//	[index, n, count]        count links: index+i named PREFIX<n+i>
+//	[index, n, count, step]  the same with ifindexes step apart (a veth's
+//	                         peer takes the index between two veths)
+//	[index, "name"]          one link whose name is not PREFIX<decimal>
+//
+// Only the ifindex and the name are kept: they, the group and the prefix
+// are what ownership rests on; the kernel is asked for the rest.
+
+// maxRecordLinks bounds what a record may claim, so a planted record
+// cannot make devbulk allocate without limit: a run's links and lowers
+// are each at most devices.MaxCount.
+const maxRecordLinks = devices.MaxCount
+
+// encodeLinks writes links, named PREFIX infix <n>, as runs.
+func encodeLinks(links []nlbatch.Link, prefix string) []any {
+	out := []any{}
+	var run []int64 // index, n, count, step of the open run
+	for _, l := range links {
+		n, ok := nameNumber(l.Name, prefix)
+		if !ok {
+			out, run = flush(out, run), nil
+			out = append(out, []any{l.Index, l.Name})
+			continue
+		}
+		if run != nil && grow(run, int64(l.Index), n) {
+			continue
+		}
+		out, run = flush(out, run), []int64{int64(l.Index), n, 1, 1}
+	}
+	return flush(out, run)
+}
+
+// grow adds link (index, n) to run when it continues it: the next name,
+// and the next ifindex by the run's step (set by its second link).
+func grow(run []int64, index, n int64) bool {
+	switch {
+	case n != run[1]+run[2]:
+		return false
+	case run[2] == 1 && index > run[0]:
+		run[3] = index - run[0]
+	case index != run[0]+run[2]*run[3]:
+		return false
+	}
+	run[2]++
+	return true
+}
+
+func flush(out []any, run []int64) []any {
+	switch {
+	case run == nil:
+		return out
+	case run[3] == 1 || run[2] == 1:
+		return append(out, run[:3])
+	default:
+		return append(out, run)
+	}
+}
+
+// nameNumber is n when name is prefix followed by n in canonical decimal
+// (no sign, no leading zero): only then does the number give the name back.
+func nameNumber(name, prefix string) (int64, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok || rest == "" || (rest[0] == '0' && rest != "0") || strings.Trim(rest, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(rest, 10, 64)
+	return n, err == nil
+}
+
+// decodeLinks reads a record's link list: runs as encodeLinks writes them,
+// or, from devbulk before them, one object per link.
+func decodeLinks(raw json.RawMessage, prefix string) ([]nlbatch.Link, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, err
+	}
+	if len(elems) > 0 && bytes.HasPrefix(bytes.TrimSpace(elems[0]), []byte("{")) {
+		var old []nlbatch.Link
+		return old, decodeStrict(raw, &old)
+	}
+	var out []nlbatch.Link
+	for _, e := range elems {
+		var err error
+		if out, err = appendElem(out, e, prefix); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// appendElem appends the links of one element of a link list.
+func appendElem(out []nlbatch.Link, e json.RawMessage, prefix string) ([]nlbatch.Link, error) {
+	var parts []json.RawMessage
+	if err := json.Unmarshal(e, &parts); err != nil {
+		return nil, fmt.Errorf("link list element %s: %w", e, err)
+	}
+	if len(parts) == 2 && bytes.HasPrefix(parts[1], []byte(`"`)) {
+		var l nlbatch.Link
+		if err := decodeStrict(parts[0], &l.Index); err != nil {
+			return nil, fmt.Errorf("link list element %s: %w", e, err)
+		}
+		if err := decodeStrict(parts[1], &l.Name); err != nil {
+			return nil, fmt.Errorf("link list element %s: %w", e, err)
+		}
+		return append(out, l), nil
+	}
+	var run []int64
+	if err := decodeStrict(e, &run); err != nil || len(run) < 3 || len(run) > 4 {
+		return nil, fmt.Errorf("link list element %s: want [index, n, count] or [index, n, count, step] or [index, \"name\"]", e)
+	}
+	if len(run) == 3 {
+		run = append(run, 1)
+	}
+	index, n, count, step := run[0], run[1], run[2], run[3]
+	if count < 1 || n < 0 || step < 1 || index < 1 || count > int64(maxRecordLinks-len(out)) ||
+		index+(count-1)*step > math.MaxInt32 || n+count-1 < n {
+		return nil, fmt.Errorf("link list element %s: out of range (at most %d links, ifindexes 1..%d)", e, maxRecordLinks, math.MaxInt32)
+	}
+	for i := range count {
+		out = append(out, nlbatch.Link{Index: int32(index + i*step), Name: prefix + strconv.FormatInt(n+i, 10)})
+	}
+	return out, nil
+}
