@@ -43,7 +43,7 @@ type Options struct {
 	// phase (see package rcutrace); where the kernel cannot, Run fails
 	// with devbulk.ErrNotSupported before it starts.
 	TraceRCU bool
-	// Profile breaks each delete phase's time down by kernel function (see
+	// Profile breaks each create and delete phase's time down by kernel function (see
 	// package kprofile); where the kernel cannot trace, Run fails with an
 	// error that matches devbulk.ErrNotSupported.
 	Profile bool
@@ -54,8 +54,9 @@ type Options struct {
 	// reports the steps done to the returned function.
 	Counter func(label string, total int) func(done int)
 
-	rcu  *rcutrace.Counter
-	prof *kprofile.Profiler
+	rcu        *rcutrace.Counter
+	prof       *kprofile.Profiler // delete phases
+	createProf *kprofile.Profiler // create phases
 }
 
 // Prefix is the name prefix of bench links (their namespace is devbulk's own).
@@ -78,12 +79,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.rcu = c
 	}
 	if o.Profile {
-		p, err := kprofile.New(kprofile.Unregister, 4*slices.Max(o.Counts))
-		if err != nil {
+		var err error
+		if o.prof, err = kprofile.New(kprofile.Unregister, 4*slices.Max(o.Counts)); err != nil {
 			return r, fmt.Errorf("--profile: %w", err)
 		}
-		o.prof = p
-		r.Untraceable = p.Missing
+		if o.createProf, err = kprofile.New(kprofile.Register, 8*slices.Max(o.Counts)); err != nil {
+			return r, fmt.Errorf("--profile: %w", err)
+		}
+		r.Untraceable = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(o.prof.Missing), o.createProf.Missing...))))
 	}
 	// Side by side, never one after the other: each repetition runs every
 	// delete strategy (and, with Compare, both tools) once, and the order
@@ -208,9 +211,13 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 	}
 	// No echo: the phase is the kernel's work as iproute2 asks for it; the
 	// links are looked up after it.
-	mem := batch.StartKernelMem()
-	p, found, err := batch.Create(ctx, st.conn, st.links, batch.RequestOptions{Strategy: o.Create, Progress: progress})
-	p.KernelMem = mem(p.Devices - p.Failed)
+	p, found, err := profiled(o.createProf, func() (batch.Phase, []nlbatch.Link, error) {
+		// The trace buffer is allocated before the memory is read.
+		mem := batch.StartKernelMem()
+		p, found, err := batch.Create(ctx, st.conn, st.links, batch.RequestOptions{Strategy: o.Create, Progress: progress})
+		p.KernelMem = mem(p.Devices - p.Failed)
+		return p, found, err
+	})
 	c.Create = p
 	if err != nil {
 		return c, err
@@ -242,11 +249,20 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 			bar(done)
 		}
 	}
-	// The RCU counts go inside the profile's bounds: switching the tracer
-	// on and off waits for RCU itself.
+	c.Delete, err = traced(o, func() (batch.Phase, error) {
+		p, _, err := batch.Delete(ctx, t, st.set, d, do)
+		return p, err
+	})
+	return c, err
+}
+
+// traced runs a delete phase with its RCU counts (--trace-rcu) and its
+// profile (--profile), when asked for. The RCU counts go inside the
+// profile's bounds: switching the tracer on and off waits for RCU itself.
+func traced(o Options, del func() (batch.Phase, error)) (p batch.Phase, err error) {
 	if o.prof != nil {
 		if err := o.prof.Start(); err != nil {
-			return c, fmt.Errorf("--profile: %w", err)
+			return p, fmt.Errorf("--profile: %w", err)
 		}
 	}
 	if o.rcu != nil {
@@ -254,23 +270,43 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 			if o.prof != nil {
 				_, _ = o.prof.Stop(0, 0) // puts the tracer back
 			}
-			return c, err
+			return p, err
 		}
 	}
-	c.Delete, _, err = batch.Delete(ctx, t, st.set, d, do)
+	p, err = del()
 	if o.rcu != nil && err == nil {
-		c.Delete.RCU, err = o.rcu.Read()
+		p.RCU, err = o.rcu.Read()
 	}
 	if o.prof != nil {
-		pr, perr := o.prof.Stop(c.Delete.WallNS, c.Delete.Devices)
+		pr, perr := o.prof.Stop(p.WallNS, p.Devices)
 		if err == nil && perr != nil {
 			err = fmt.Errorf("--profile: %w", perr)
 		}
 		if pr != nil {
-			c.Delete.Profile, c.Delete.UnattributedNS = pr.Entries, pr.UnattributedNS
+			p.Profile, p.UnattributedNS = pr.Entries, pr.UnattributedNS
 		}
 	}
-	return c, err
+	return p, err
+}
+
+// profiled runs a create phase under the kernel profiler, when there is
+// one, and adds the profile to the phase.
+func profiled(prof *kprofile.Profiler, create func() (batch.Phase, []nlbatch.Link, error)) (batch.Phase, []nlbatch.Link, error) {
+	if prof == nil {
+		return create()
+	}
+	if err := prof.Start(); err != nil {
+		return batch.Phase{}, nil, fmt.Errorf("--profile: %w", err)
+	}
+	p, found, err := create()
+	pr, perr := prof.Stop(p.WallNS, p.Devices-p.Failed)
+	if err == nil && perr != nil {
+		err = fmt.Errorf("--profile: %w", perr)
+	}
+	if pr != nil {
+		p.Profile, p.UnattributedNS = pr.Entries, pr.UnattributedNS
+	}
+	return p, found, err
 }
 
 // ipCycle does the cycle's work with iproute2 in a namespace of its own.

@@ -8,15 +8,18 @@ import (
 	"text/tabwriter"
 
 	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/kprofile"
 )
 
-// PhaseProfile is where the delete phases of one count and strategy spent
-// their time, over all their cycles: each function's total, its calls, and
-// its share of the phases' wall time (see kprofile).
+// PhaseProfile is where the phases of one count, phase ("create" or
+// "delete") and strategy spent their time, over all their cycles: each
+// function's total, its calls, and its share of the phases' wall time
+// (see kprofile).
 type PhaseProfile struct {
 	Count    int
+	Phase    string
 	Strategy string
 	Cycles   int
 	WallNS   int64 // the cycles' wall time in all
@@ -25,35 +28,18 @@ type PhaseProfile struct {
 	UnattributedNS int64
 }
 
-// Profiles sums the delete phases' profiles (--profile) by count and
-// strategy, in the order the bench ran them; entries largest first.
+// Profiles sums the phases' profiles (--profile) by count, phase and
+// strategy, in the order the bench ran them (each count's create first);
+// entries largest first.
 func (r *Report) Profiles() []PhaseProfile {
 	var out []PhaseProfile
 	for _, c := range r.Runs {
-		d := c.Delete
-		if d.Profile == nil {
-			continue
-		}
-		i := slices.IndexFunc(out, func(p PhaseProfile) bool { return p.Count == c.Count && p.Strategy == d.Strategy })
-		if i < 0 {
-			out = append(out, PhaseProfile{Count: c.Count, Strategy: d.Strategy})
-			i = len(out) - 1
-		}
-		pp := &out[i]
-		pp.Cycles++
-		pp.WallNS += d.WallNS
-		pp.UnattributedNS += d.UnattributedNS
-		for _, e := range d.Profile {
-			j := slices.IndexFunc(pp.Entries, func(x kprofile.Entry) bool { return x.Function == e.Function })
-			if j < 0 {
-				pp.Entries = append(pp.Entries, kprofile.Entry{Function: e.Function})
-				j = len(pp.Entries) - 1
-			}
-			pp.Entries[j].Calls += e.Calls
-			pp.Entries[j].TotalNS += e.TotalNS
-			pp.Entries[j].InclusiveNS += e.InclusiveNS
-		}
+		out = addProfile(out, c.Count, &c.Create)
 	}
+	for _, c := range r.Runs {
+		out = addProfile(out, c.Count, &c.Delete)
+	}
+	slices.SortStableFunc(out, func(a, b PhaseProfile) int { return a.Count - b.Count })
 	for i := range out {
 		pp := &out[i]
 		units := int64(pp.Count * pp.Cycles)
@@ -67,11 +53,41 @@ func (r *Report) Profiles() []PhaseProfile {
 	return out
 }
 
-// writeProfiles prints, for each count and delete strategy, where the
+// addProfile adds phase d's profile, if it has one, to its count's,
+// phase's and strategy's sum in out.
+func addProfile(out []PhaseProfile, count int, d *batch.Phase) []PhaseProfile {
+	if d.Profile == nil {
+		return out
+	}
+	i := slices.IndexFunc(out, func(p PhaseProfile) bool {
+		return p.Count == count && p.Phase == d.Name && p.Strategy == d.Strategy
+	})
+	if i < 0 {
+		out = append(out, PhaseProfile{Count: count, Phase: d.Name, Strategy: d.Strategy})
+		i = len(out) - 1
+	}
+	pp := &out[i]
+	pp.Cycles++
+	pp.WallNS += d.WallNS
+	pp.UnattributedNS += d.UnattributedNS
+	for _, e := range d.Profile {
+		j := slices.IndexFunc(pp.Entries, func(x kprofile.Entry) bool { return x.Function == e.Function })
+		if j < 0 {
+			pp.Entries = append(pp.Entries, kprofile.Entry{Function: e.Function})
+			j = len(pp.Entries) - 1
+		}
+		pp.Entries[j].Calls += e.Calls
+		pp.Entries[j].TotalNS += e.TotalNS
+		pp.Entries[j].InclusiveNS += e.InclusiveNS
+	}
+	return out
+}
+
+// writeProfiles prints, for each count, phase and strategy, where the
 // time went.
 func (r *Report) writeProfiles(w io.Writer) error {
 	for _, pp := range r.Profiles() {
-		fmt.Fprintf(w, "\nN=%d delete %s: where the time went (%s, wall %s in all):\n", pp.Count, pp.Strategy,
+		fmt.Fprintf(w, "\nN=%d %s %s: where the time went (%s, wall %s in all):\n", pp.Count, pp.Phase, pp.Strategy,
 			devbulk.Plural(pp.Cycles, "cycle"), result.FormatNS(pp.WallNS))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "function\tcalls\ttotal\tper device\tshare\t")

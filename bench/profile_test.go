@@ -19,7 +19,13 @@ func TestProfilesAddUp(t *testing.T) {
 			Profile: []kprofile.Entry{{Function: "rcu_barrier", Calls: 100, TotalNS: barrier}, {Function: "netdev_unregister_kobject", Calls: 100, TotalNS: kobject}}}}
 	}
 	r := &Report{Kind: "dummy", Runs: []Cycle{cycle(1_600_000_000, 100_000_000, 300_000_000), cycle(1_400_000_000, 100_000_000, 500_000_000)}}
+	r.Runs[1].Create = batch.Phase{Name: "create", Strategy: "pipelined", Devices: 100, WallNS: 50_000_000, UnattributedNS: 10_000_000,
+		Profile: []kprofile.Entry{{Function: "register_netdevice", Calls: 100, TotalNS: 40_000_000}}}
 	pps := r.Profiles()
+	if len(pps) != 2 || pps[0].Phase != "create" || pps[0].Entries[0].PerDeviceNS != 400_000 || pps[0].Entries[0].Share != 0.8 {
+		t.Fatalf("create profile %+v", pps)
+	}
+	pps = pps[1:]
 	if len(pps) != 1 || pps[0].Cycles != 2 || pps[0].WallNS != 4_000_000_000 || pps[0].UnattributedNS != 800_000_000 {
 		t.Fatalf("profiles %+v", pps)
 	}
@@ -33,6 +39,7 @@ func TestProfilesAddUp(t *testing.T) {
 	}
 	for _, want := range []string{
 		`(?m)^N=100 delete serial: where the time went \(2 cycles, wall 4s in all\):$`,
+		`(?m)^N=100 create pipelined: where the time went \(1 cycle, wall 50ms in all\):$`,
 		`(?m)^\s+rcu_barrier\s+200\s+3s\s+15ms\s+75\.0%$`,
 		`(?m)^\s+netdev_unregister_kobject\s+200\s+200ms\s+1ms\s+5\.0%$`,
 		`(?m)^\s+unattributed\s+800ms\s+4ms\s+20\.0%$`,

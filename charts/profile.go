@@ -20,8 +20,8 @@ import (
 // rest are drawn together as "other traced".
 const profileSegments = 7
 
-// Profile draws a profiled bench (--profile) as a stacked bar per delete
-// phase (count and strategy): the share of its wall time each kernel
+// Profile draws a profiled bench (--profile) as a stacked bar per phase
+// (count, create or delete, and strategy): the share of its wall time each kernel
 // function took, the rest traced, and what was not traced.
 func Profile(r *bench.Report) (*plot.Plot, error) {
 	pps := r.Profiles()
@@ -47,7 +47,7 @@ func Profile(r *bench.Report) (*plot.Plot, error) {
 	// Nominal rows count from the bottom: the first phase goes on top.
 	for i := len(pps) - 1; i >= 0; i-- {
 		pp := pps[i]
-		names = append(names, fmt.Sprintf("N=%d %s (%s/device)", pp.Count, pp.Strategy,
+		names = append(names, fmt.Sprintf("N=%d %s %s (%s/device)", pp.Count, pp.Phase, pp.Strategy,
 			result.FormatNS(pp.WallNS/int64(max(1, pp.Count*pp.Cycles)))))
 		pct := func(ns int64) float64 { return 100 * float64(max(0, ns)) / float64(max(1, pp.WallNS)) }
 		other := 0.0
@@ -73,7 +73,7 @@ func Profile(r *bench.Report) (*plot.Plot, error) {
 	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("devbulk bench --profile: %s on %s", r.Kind, r.Kernel)
-	p.X.Label.Text = "share of the delete phase's wall time (%)"
+	p.X.Label.Text = "share of the phase's wall time (%)"
 	p.Legend.Top = true
 	var below *plotter.BarChart
 	for s, seg := range segments {

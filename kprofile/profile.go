@@ -79,6 +79,31 @@ var Unregister = Set{
 	},
 }
 
+// Register is the set for create phases: RTM_NEWLINK (rtnl_newlink)
+// and the waits for RTNL, broken down into the link's allocation, its
+// name (checks and hashing), its ifindex, register_netdevice's sysfs
+// entries and uevent, the NETDEV_REGISTER notifiers (among them IPv4's
+// and IPv6's per-device sysctls) and the RTM_NEWLINK notification. Tunnel
+// and vlan lookups are listed too: where one grows with the number of
+// links, its time per device grows with it.
+var Register = Set{
+	Roots: []string{"rtnl_newlink", "rtnl_lock"},
+	Functions: []string{
+		// waits
+		"synchronize_rcu", "synchronize_net", "rcu_barrier",
+		// the link and its name
+		"rtnl_create_link", "alloc_netdev_mqs", "dev_get_valid_name", "dev_prep_valid_name", "netdev_name_in_use",
+		"__dev_get_by_name", "dev_index_reserve", "list_netdevice",
+		// registration
+		"register_netdevice", "netdev_register_kobject", "device_add", "kobject_uevent_env",
+		"call_netdevice_notifiers_info", "inetdev_event", "addrconf_notify", "devinet_sysctl_register",
+		"addrconf_sysctl_register", "neigh_sysctl_register", "__register_sysctl_table",
+		"rtnl_configure_link", "rtmsg_ifinfo_build_skb", "rtmsg_ifinfo_send",
+		// kinds
+		"register_vlan_dev", "vlan_vid_add", "ip_tunnel_newlink", "ip_tunnel_find", "ipgre_newlink",
+	},
+}
+
 // maxBufferKiB bounds the trace buffers of all CPUs together (the buffer
 // is per CPU: a large count on a large machine must not take its memory).
 const maxBufferKiB = 512 << 10

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/kmod"
@@ -564,8 +565,29 @@ func TestVMKernelThatDoesNotBoot(t *testing.T) {
 	}
 }
 
+// checkCreateProfile checks a profiled create phase of 200 dummies: one
+// rtnl_newlink and one register_netdevice per device, the sysfs entries
+// under it, and shares within the wall.
+func checkCreateProfile(t *testing.T, p batch.Phase) {
+	t.Helper()
+	calls, share := map[string]int{}, 0.0
+	for _, e := range p.Profile {
+		calls[e.Function] += e.Calls
+		share += e.Share
+	}
+	t.Logf("create: %d functions, %.1f%% of the wall attributed: %+v", len(p.Profile), 100*share, p.Profile)
+	for _, fn := range []string{"rtnl_newlink", "register_netdevice"} {
+		if calls[fn] != p.Devices {
+			t.Errorf("create: %s called %d times for %d devices", fn, calls[fn], p.Devices)
+		}
+	}
+	if calls["netdev_register_kobject"] == 0 || share > 1 || p.UnattributedNS < 0 {
+		t.Errorf("create: netdev_register_kobject %d calls, shares %.3f, unattributed %d ns", calls["netdev_register_kobject"], share, p.UnattributedNS)
+	}
+}
+
 // Where the time goes, in the VM (the host refuses tracing): serial and
-// group deletes of 200 dummies with --profile. The shares add up to at most
+// group deletes of 200 dummies with --profile, and their creation. The shares add up to at most
 // the wall; the RCU waits in the profile are the calls --trace-rcu counts
 // (the profile splits them by caller); the group delete's RCU waits are a
 // small fraction of the serial one's. A netns churn with --profile names
@@ -609,6 +631,9 @@ func TestVMProfile(t *testing.T) {
 				t.Errorf("%s: %s called %d times in the profile, %d by --trace-rcu", p.Strategy, fn, calls[fn], p.RCU[fn])
 			}
 		}
+	}
+	for _, c := range r.Runs {
+		checkCreateProfile(t, c.Create)
 	}
 	if waitNS["group"]*10 > waitNS["serial"] {
 		t.Errorf("group's RCU waits (%s) are not a small fraction of serial's (%s)", time.Duration(waitNS["group"]), time.Duration(waitNS["serial"]))

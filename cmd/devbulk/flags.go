@@ -23,7 +23,7 @@ var (
 	remoteBaseFlag = &cli.StringFlag{Name: "remote-base", Value: devices.DefaultRemoteBase.String(),
 		Usage: "first tunnel remote (ipip, gre, gretap); link i gets base+i, inside 198.18.0.0/15"}
 	traceRCUFlag = &cli.BoolFlag{Name: "trace-rcu", Usage: "count RCU waits and unregister batches per delete phase (kprobes: in devbulk vm, or where tracing is allowed)"}
-	profileFlag  = &cli.BoolFlag{Name: "profile", Usage: "break each delete phase's time down by kernel function: the unregister path's work and waits " +
+	profileFlag  = &cli.BoolFlag{Name: "profile", Usage: "break each phase's time down by kernel function: the create phase's registration (names, sysfs, notifiers, sysctls), the delete phase's unregister work and waits " +
 		"(function_graph, filtered; in devbulk vm, or where tracing is allowed)"}
 	workersFlag = &cli.StringFlag{Name: "workers", Value: "4", Usage: "workers of the parallel delete strategy (1..64)"}
 	explainFlag = &cli.BoolFlag{Name: "explain", Usage: "after the result, say how its figures were taken"}
