@@ -10,8 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,25 +34,10 @@ import (
 // Bench plots ms per device against N on log scales: one line per phase
 // and strategy (the median over repeats), iproute2's beside devbulk's.
 func Bench(r *bench.Report) (*plot.Plot, error) {
-	perN := map[string]map[int][]float64{}
-	var labels []string
-	for _, c := range r.Runs {
-		for _, ph := range []*batch.Phase{&c.Create, &c.Delete, c.IPCreate, c.IPDelete} {
-			if ph == nil || ph.Devices == 0 || ph.WallNS <= 0 {
-				continue
-			}
-			label := ph.Name + " " + ph.Strategy
-			if ph.Tool == "iproute2" {
-				label = "iproute2 " + label
-			}
-			if perN[label] == nil {
-				perN[label] = map[int][]float64{}
-				labels = append(labels, label)
-			}
-			perN[label][c.Count] = append(perN[label][c.Count], float64(ph.WallNS)/1e6/float64(ph.Devices))
-		}
-	}
-	if len(labels) == 0 {
+	lines := medianLines(r, func(ph *batch.Phase) (float64, bool) {
+		return float64(ph.WallNS) / 1e6 / float64(ph.Devices), ph.WallNS > 0
+	})
+	if len(lines) == 0 {
 		return nil, errors.New("the bench report has no measured phase")
 	}
 	p := plot.New()
@@ -61,19 +47,6 @@ func Bench(r *bench.Report) (*plot.Plot, error) {
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
 	p.Legend.Top = true
-	var lines []any
-	for _, label := range labels {
-		var ns []int
-		for n := range perN[label] {
-			ns = append(ns, n)
-		}
-		sort.Ints(ns)
-		xy := make(plotter.XYs, len(ns))
-		for i, n := range ns {
-			xy[i].X, xy[i].Y = float64(n), ratio.Median(perN[label][n])
-		}
-		lines = append(lines, label, xy)
-	}
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		return nil, err
 	}
@@ -85,6 +58,85 @@ func Bench(r *bench.Report) (*plot.Plot, error) {
 		}
 	}
 	return p, nil
+}
+
+// BenchMemory plots the kernel's memory per device against N (log scale):
+// what each create phase added to slab, per-CPU and vmalloc memory, and
+// what it took from MemAvailable, per device (the medians over repeats).
+func BenchMemory(r *bench.Report) (*plot.Plot, error) {
+	kernel := medianLines(r, func(ph *batch.Phase) (float64, bool) {
+		return kmemOf(ph, func(m *batch.KernelMem) float64 { return m.PerDeviceKiB })
+	})
+	available := medianLines(r, func(ph *batch.Phase) (float64, bool) {
+		return kmemOf(ph, func(m *batch.KernelMem) float64 { return -m.AvailablePerDeviceKiB })
+	})
+	if len(kernel) == 0 {
+		return nil, errors.New("the bench report has no kernel memory figures (a create phase reads them from /proc/meminfo)")
+	}
+	for i := 0; i < len(available); i += 2 {
+		available[i] = available[i].(string) + ": MemAvailable taken"
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("devbulk bench: %s on %s, the kernel's memory per device", r.Kind, r.Kernel)
+	p.X.Label.Text = "devices per cycle (N)"
+	p.Y.Label.Text = "KiB per device (median of repeats)"
+	p.X.Scale, p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}, plainTicks{}
+	p.Legend.Top = true
+	if err := plotutil.AddLinePoints(p, append(kernel, available...)...); err != nil {
+		return nil, err
+	}
+	if p.X.Min == p.X.Max {
+		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
+	}
+	p.Y.Min = 0
+	return p, nil
+}
+
+// kmemOf is f of the phase's kernel memory, when it is a create phase that
+// has one.
+func kmemOf(ph *batch.Phase, f func(*batch.KernelMem) float64) (float64, bool) {
+	if ph.KernelMem == nil || ph.Name != "create" {
+		return 0, false
+	}
+	return f(ph.KernelMem), true
+}
+
+// medianLines is, for every phase and strategy (and tool) of the report
+// that value gives a figure for, its label and its points: the median
+// figure at each N, in order of N; as plotutil.AddLinePoints takes them.
+func medianLines(r *bench.Report, value func(*batch.Phase) (float64, bool)) []any {
+	perN := map[string]map[int][]float64{}
+	var labels []string
+	for _, c := range r.Runs {
+		for _, ph := range []*batch.Phase{&c.Create, &c.Delete, c.IPCreate, c.IPDelete} {
+			if ph == nil || ph.Devices == 0 {
+				continue
+			}
+			v, ok := value(ph)
+			if !ok {
+				continue
+			}
+			label := ph.Name + " " + ph.Strategy
+			if ph.Tool == "iproute2" {
+				label = "iproute2 " + label
+			}
+			if perN[label] == nil {
+				perN[label] = map[int][]float64{}
+				labels = append(labels, label)
+			}
+			perN[label][c.Count] = append(perN[label][c.Count], v)
+		}
+	}
+	var lines []any
+	for _, label := range labels {
+		ns := slices.Sorted(maps.Keys(perN[label]))
+		xy := make(plotter.XYs, len(ns))
+		for i, n := range ns {
+			xy[i].X, xy[i].Y = float64(n), ratio.Median(perN[label][n])
+		}
+		lines = append(lines, label, xy)
+	}
+	return lines
 }
 
 // Netns plots each run's backlog (namespaces released, not yet freed)

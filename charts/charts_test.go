@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/devbulk/devbulk"
@@ -139,5 +140,39 @@ func TestLegendBesideThePlot(t *testing.T) {
 		if got, ok := x[entry]; !ok || got < plotWidth {
 			t.Errorf("legend entry %q at x=%v (found %t), want right of the plot (x >= %v)", entry, got, ok, plotWidth)
 		}
+	}
+}
+
+// The kernel's memory per device against N: devbulk's create phases, the
+// median of each count's repeats, and MemAvailable taken beside it.
+func TestBenchMemory(t *testing.T) {
+	create := func(n int, kib, avail float64) bench.Cycle {
+		return bench.Cycle{Count: n, Create: batch.Phase{Name: "create", Strategy: "pipelined", Devices: n, WallNS: 1e6,
+			KernelMem: &batch.KernelMem{PerDeviceKiB: kib, AvailablePerDeviceKiB: -avail}},
+			Delete: batch.Phase{Name: "delete", Strategy: "group", Devices: n, WallNS: 1e6}}
+	}
+	r := &bench.Report{Header: devbulk.Header{Tool: "devbulk", Kernel: "k"}, Kind: "ifb",
+		Runs: []bench.Cycle{create(1000, 40, 55), create(1000, 44, 60), create(1000, 41, 58), create(100000, 43, 61)}}
+	p, err := BenchMemory(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := drawnText(p)
+	for _, want := range []string{"KiB per device (median of repeats)", "devices per cycle (N)", "create pipelined", "create pipelined: MemAvailable taken"} {
+		if !strings.Contains(texts, want) {
+			t.Errorf("no %q in %q", want, texts)
+		}
+	}
+	if strings.Contains(texts, "delete group") {
+		t.Errorf("a delete phase has no memory line: %q", texts)
+	}
+	lines := medianLines(r, func(ph *batch.Phase) (float64, bool) {
+		return kmemOf(ph, func(m *batch.KernelMem) float64 { return m.PerDeviceKiB })
+	})
+	if xy := lines[1].(plotter.XYs); len(xy) != 2 || xy[0] != (plotter.XY{X: 1000, Y: 41}) || xy[1] != (plotter.XY{X: 100000, Y: 43}) {
+		t.Errorf("points %v, want the median 41 at 1000 and 43 at 100000", xy)
+	}
+	if _, err := BenchMemory(&bench.Report{Kind: "ifb", Runs: []bench.Cycle{{Count: 1, Create: batch.Phase{Name: "create", Devices: 1}}}}); err == nil {
+		t.Error("a bench without memory figures was drawn")
 	}
 }

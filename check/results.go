@@ -143,7 +143,11 @@ func BenchLines(r *bench.Report) []Line {
 			// The profile's components, per device, so that a check
 			// compares where the time goes across kernels too: all of
 			// them (a dozen or two), so that every repetition has the
-			// same benchmarks whatever their order.
+			// same benchmarks whatever their order. A create phase's
+			// strategy is named create-S: pipelined is a delete strategy too.
+			if p.Name == "create" {
+				strategy = "create-" + strategy
+			}
 			for _, e := range p.Profile {
 				out = append(out, Line{Name: fmt.Sprintf("Profile/kind=%s/strategy=%s/n=%d/fn=%s", r.Kind, nameValue(strategy), c.Count, nameValue(e.Function)),
 					Iters: p.Devices, Values: []Value{{float64(e.TotalNS) / float64(p.Devices), UnitNsPerOp}}})

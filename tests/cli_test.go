@@ -532,6 +532,47 @@ func TestBenchKernelMemory(t *testing.T) {
 	}
 }
 
+// The scale curve for small counts: every count has its create, group
+// delete and namespace release with ms and the kernel's KiB per device,
+// and both charts draw (ms per device, and with --memory KiB per device);
+// --memory of a document that is no bench is a usage error.
+func TestScaleCurve(t *testing.T) {
+	needKind(t, "ifb")
+	dir := t.TempDir()
+	r := run(t, dir, "bench", "--kind", "ifb", "--count", "300,3000", "--delete", "group,netns", "--json")
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); r.code != 0 || err != nil {
+		t.Fatalf("bench: exit %d, %v\n%s", r.code, err, r.stderr)
+	}
+	seen := map[string]bool{}
+	for _, c := range rep.Runs {
+		if c.Create.MsPerDevice <= 0 || c.Delete.MsPerDevice <= 0 || c.Create.KernelMem == nil || c.Create.KernelMem.PerDeviceKiB <= 0 {
+			t.Errorf("N=%d %s: create %.3f ms/dev, delete %.3f ms/dev, kernel memory %+v", c.Count, c.Delete.Strategy,
+				c.Create.MsPerDevice, c.Delete.MsPerDevice, c.Create.KernelMem)
+		}
+		seen[fmt.Sprintf("%d %s", c.Count, c.Delete.Strategy)] = true
+	}
+	if len(seen) != 4 {
+		t.Errorf("cycles %v, want 300 and 3000 by group and netns", seen)
+	}
+	doc := filepath.Join(dir, "scale.json")
+	if err := os.WriteFile(doc, []byte(r.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"plot", doc, "-o", "-"}, {"plot", "--memory", doc, "-o", "-"}} {
+		if p := run(t, dir, args...); p.code != 0 || !strings.HasPrefix(strings.TrimSpace(p.stdout), "<?xml") || !strings.Contains(p.stdout, "<svg") {
+			t.Errorf("%v: exit %d, %s", args, p.code, p.stderr)
+		}
+	}
+	other := filepath.Join(dir, "other.json")
+	if err := os.WriteFile(other, []byte(`{"tool":"devbulk","scenario":"churn"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p := run(t, dir, "plot", "--memory", other); p.code != 2 || !strings.Contains(p.stderr, "--memory draws a bench report") {
+		t.Errorf("plot --memory of a netns document: exit %d, %s", p.code, p.stderr)
+	}
+}
+
 // benchJSON runs a bench with --json and reads its report.
 func benchJSON(t *testing.T, args ...string) bench.Report {
 	t.Helper()

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"cmp"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,17 +11,20 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"gonum.org/v1/plot"
 
+	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/charts"
 )
 
 func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "plot",
-		Usage:     "draw a result document as SVG: bench (ms per device against N), netns (backlog over time), check (against the baseline)",
+		Usage:     "draw a result document as SVG: bench (ms per device against N; with --memory, the kernel's KiB per device against N), netns (backlog over time), check (against the baseline)",
 		ArgsUsage: "RESULT.json",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the SVG `FILE` (- for stdout; default: stdout, or RESULT.svg when stdout is a terminal)"},
+			&cli.BoolFlag{Name: "memory", Usage: "of a bench: the kernel's memory per device (slab, per-CPU, vmalloc; MemAvailable taken) against N"},
 		},
 		Action: plotDocument,
 	}
@@ -32,7 +38,11 @@ func plotDocument(c *cli.Context) error {
 	if err != nil {
 		return usage(err)
 	}
-	p, err := charts.FromDocument(b)
+	draw := charts.FromDocument
+	if c.Bool("memory") {
+		draw = benchMemory
+	}
+	p, err := draw(b)
 	if err != nil {
 		return usagef("%s: %v", c.Args().First(), err)
 	}
@@ -54,4 +64,13 @@ func plotDocument(c *cli.Context) error {
 		return charts.WriteSVG(c.App.Writer, p)
 	}
 	return writeFile(out, func(w io.Writer) error { return charts.WriteSVG(w, p) })
+}
+
+// benchMemory draws a bench report's kernel memory per device.
+func benchMemory(b []byte) (*plot.Plot, error) {
+	var r bench.Report
+	if err := json.Unmarshal(b, &r); err != nil || r.Kind == "" {
+		return nil, fmt.Errorf("--memory draws a bench report (bench --json): %v", cmp.Or(err, errors.New("no kind")))
+	}
+	return charts.BenchMemory(&r)
 }
