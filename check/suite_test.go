@@ -62,3 +62,12 @@ func TestParseThreshold(t *testing.T) {
 		}
 	}
 }
+
+func TestScenarioName(t *testing.T) {
+	for name, want := range map[string]bool{"a-b_C9": true, strings.Repeat("x", 64): true, strings.Repeat("x", 65): false,
+		"": false, "a b": false, "a.1": false, "é": false, "a/b": false} {
+		if ScenarioName(name) != want {
+			t.Errorf("ScenarioName(%q) = %v", name, !want)
+		}
+	}
+}

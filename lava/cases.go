@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -37,9 +36,12 @@ const Definition = "devbulk"
 // from scenario names ([A-Za-z0-9_-]) and from samples (SCENARIO.N).
 const CheckCase = "devbulk.check"
 
-// sampleCase is the name of a sample: a scenario's name, a dot, the
-// sample's number from 1.
-var sampleCase = regexp.MustCompile(`^([A-Za-z0-9_-]{1,64})\.([0-9]+)$`)
+// sampleScenario is the scenario of a sample's case name: a scenario's
+// name, a dot, the sample's number from 1; ok is false for other names.
+func sampleScenario(name string) (scenario string, ok bool) {
+	scenario, n, ok := strings.Cut(name, ".")
+	return scenario, ok && check.ScenarioName(scenario) && n != "" && strings.Trim(n, "0123456789") == ""
+}
 
 // Cases are the LAVA test cases of a check: one per scenario (pass, fail
 // or skip as the check judged it; the median of its headline benchmark as

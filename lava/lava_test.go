@@ -21,7 +21,7 @@ func TestReadLog(t *testing.T) {
 	}
 	var names []string
 	for _, c := range run.Cases {
-		if !sampleCase.MatchString(c.Name) {
+		if _, sample := sampleScenario(c.Name); !sample {
 			names = append(names, c.Name+":"+c.Result)
 		}
 	}
@@ -146,7 +146,7 @@ func TestCasesFollowTheVerdicts(t *testing.T) {
 	samples := 0
 	for _, c := range Cases(r) {
 		got[c.Name] = c
-		if sampleCase.MatchString(c.Name) {
+		if _, sample := sampleScenario(c.Name); sample {
 			samples++
 		}
 	}
@@ -252,6 +252,17 @@ func TestFormatMeasurement(t *testing.T) {
 	for in, want := range map[float64]string{357070.06000000006: "357070.06", 2128416: "2128416", 390037.85: "390037.85", 0.5: "0.5"} {
 		if got := formatMeasurement(in); got != want {
 			t.Errorf("formatMeasurement(%v) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// A sample's case is SCENARIO.N: the check's own case and other names are
+// not samples.
+func TestSampleScenario(t *testing.T) {
+	for name, want := range map[string]string{"dummy.1": "dummy", "a-b_c.12": "a-b_c", CheckCase: "", "dummy": "", "dummy.": "",
+		"dummy.1x": "", ".1": "", "du mmy.1": "", strings.Repeat("a", 65) + ".1": "", "a.b.1": ""} {
+		if got, ok := sampleScenario(name); ok != (want != "") || ok && got != want {
+			t.Errorf("%q: scenario %q (%v), want %q", name, got, ok, want)
 		}
 	}
 }

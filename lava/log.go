@@ -211,10 +211,9 @@ func (r *Run) Document() (*check.Results, error) {
 		if c.Name == CheckCase {
 			continue
 		}
-		name := c.Name
-		sample := sampleCase.FindStringSubmatch(c.Name)
-		if sample != nil {
-			name = sample[1]
+		name, isSample := c.Name, false
+		if scenario, ok := sampleScenario(c.Name); ok {
+			name, isSample = scenario, true
 		}
 		i, ok := index[name]
 		if !ok {
@@ -224,7 +223,7 @@ func (r *Run) Document() (*check.Results, error) {
 		}
 		sc := &doc.Scenarios[i]
 		switch {
-		case sample != nil && c.Measurement != nil:
+		case isSample && c.Measurement != nil:
 			sc.Lines = append(sc.Lines, check.Line{Name: "Headline/scenario=" + name, Iters: 1,
 				Values: []check.Value{{Value: *c.Measurement, Unit: c.Units}}})
 		case c.Result == Skip:

@@ -303,7 +303,7 @@ func (r *Run) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw, "case\tresult\tmeasurement\tunits")
 	samples := 0
 	for _, c := range r.Cases {
-		if sampleCase.MatchString(c.Name) {
+		if _, ok := sampleScenario(c.Name); ok {
 			samples++
 			continue
 		}
