@@ -134,8 +134,8 @@ func appendElem(out []nlbatch.Link, e json.RawMessage, prefix string) ([]nlbatch
 		run = append(run, 1)
 	}
 	index, n, count, step := run[0], run[1], run[2], run[3]
-	if count < 1 || n < 0 || step < 1 || index < 1 || count > int64(maxRecordLinks-len(out)) ||
-		index+(count-1)*step > math.MaxInt32 || n+count-1 < n {
+	if count < 1 || n < 0 || step < 1 || step > math.MaxInt32 || index < 1 || index > math.MaxInt32 ||
+		count > int64(maxRecordLinks-len(out)) || index+(count-1)*step > math.MaxInt32 || n+count-1 < n {
 		return nil, fmt.Errorf("link list element %s: out of range (at most %d links, ifindexes 1..%d)", e, maxRecordLinks, math.MaxInt32)
 	}
 	for i := range count {
