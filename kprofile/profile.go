@@ -93,7 +93,7 @@ var Register = Set{
 		"synchronize_rcu", "synchronize_net", "rcu_barrier",
 		// the link and its name
 		"rtnl_create_link", "alloc_netdev_mqs", "dev_get_valid_name", "dev_prep_valid_name", "netdev_name_in_use",
-		"__dev_get_by_name", "dev_index_reserve", "list_netdevice",
+		"__dev_get_by_name", "dev_index_reserve", "dev_new_index", "__dev_get_by_index", "list_netdevice",
 		// registration
 		"register_netdevice", "netdev_register_kobject", "device_add", "kobject_uevent_env",
 		"call_netdevice_notifiers_info", "inetdev_event", "addrconf_notify", "devinet_sysctl_register",
