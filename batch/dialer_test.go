@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 )
@@ -93,6 +94,27 @@ func TestDependentInAnotherNamespaceRefuses(t *testing.T) {
 			if err != nil || p.Deleted != 3 || len(away.Links()) != 2 {
 				t.Errorf("%s, on a third namespace's: %v; deleted %d", d, err, p.Deleted)
 			}
+		}
+	}
+}
+
+// A device in another namespace on a veth's peer refuses the delete, also
+// when the set comes from a record, which keeps no peer ifindexes: the
+// peers are the namespace's as it is now.
+func TestDependentOnAPeerInAnotherNamespaceRefuses(t *testing.T) {
+	for _, d := range []DeleteStrategy{DeleteSerial, DeleteGroup} {
+		k := &nlbatchtest.Kernel{}
+		k.Add(nlbatchtest.Link{Name: "lo"})                                                        // 1
+		veth := k.Add(nlbatchtest.Link{Name: "dbk0", Kind: "veth", Group: 7, Parent: 3})           // 2
+		peer := k.Add(nlbatchtest.Link{Name: "dbk0p", Kind: "veth", Group: 7, Parent: veth.Index}) // 3
+		s := &Set{Kind: devices.Veth, Group: 7, Prefix: "dbk", Links: []nlbatch.Link{{Index: veth.Index, Name: veth.Name}}}
+		away := &nlbatchtest.Kernel{NSIDs: map[uint32]int32{ourFD: 5}}
+		away.Add(nlbatchtest.Link{Name: "lo"})
+		away.Add(nlbatchtest.Link{Name: "mv0", Kind: "macvlan", Parent: peer.Index, LinkNetns: true, LinkNetnsID: 5})
+		fd := &fakeDialer{k: k, others: map[string]*nlbatchtest.Kernel{"/run/netns/b": away}}
+		_, out, err := Delete(context.Background(), Target{Conn: nlbatch.NewConn(k, 1<<20, 1<<20), Dialer: fd}, s, d, DeleteOptions{})
+		if !errors.Is(err, ErrForeignDependents) || !strings.Contains(err.Error(), "mv0 (netns b)") || kernelNames(k) != "lo dbk0 dbk0p" || out.Acted {
+			t.Errorf("%s: %v; kernel %q; acted %v", d, err, kernelNames(k), out.Acted)
 		}
 	}
 }

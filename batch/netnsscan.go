@@ -16,21 +16,17 @@ type dependent struct {
 	on   int32
 }
 
-// dependentsAway lists the devices in other named namespaces that sit on
-// one of the set's recorded devices (or their veth peers here) in t's
-// namespace: candidates, which refuseDependents keeps where they sit on a
-// device that is still the set's. None for a namespace devbulk made for the
-// set, or without a namespace to compare with.
+// dependentsAway lists the devices in other named namespaces that sit on a
+// device of t's namespace: candidates, which refuseDependents keeps where
+// they sit on a device that is still the set's, or a veth peer of one. All
+// are taken, not only those on recorded ifindexes: a record keeps no veth
+// peers, and which devices are the set's is known only at the look after
+// this scan. None for a namespace devbulk made for the set, or without a
+// namespace to compare with.
 func (s *Set) dependentsAway(t Target) ([]dependent, error) {
 	dl := t.dialer()
 	if t.Dedicated != nil || dl == nil {
 		return nil, nil
-	}
-	idx := indexes(s.all())
-	if s.Kind != nil && s.Kind.Peers {
-		for peer := range peerIndexes(s.all()) {
-			idx[peer] = true
-		}
 	}
 	paths, err := dl.Elsewhere()
 	if err != nil {
@@ -38,7 +34,7 @@ func (s *Set) dependentsAway(t Target) ([]dependent, error) {
 	}
 	var out []dependent
 	for _, path := range paths {
-		found, err := dependentsIn(dl, path, idx)
+		found, err := dependentsIn(dl, path)
 		if err != nil {
 			return nil, fmt.Errorf("netns %s: %w", path, err)
 		}
@@ -47,9 +43,9 @@ func (s *Set) dependentsAway(t Target) ([]dependent, error) {
 	return out, nil
 }
 
-// dependentsIn lists the devices of the namespace at path that sit on one of
-// idx in the set's namespace.
-func dependentsIn(dl Dialer, path string, idx map[int32]bool) ([]dependent, error) {
+// dependentsIn lists the devices of the namespace at path that sit on a
+// device of the set's namespace.
+func dependentsIn(dl Dialer, path string) ([]dependent, error) {
 	c, err := dl.Dial(path, nlbatch.Options{RcvBuf: 1 << 20})
 	if errors.Is(err, ErrNamespaceGone) {
 		return nil, nil // gone meanwhile, or not a namespace
@@ -64,7 +60,7 @@ func dependentsIn(dl Dialer, path string, idx map[int32]bool) ([]dependent, erro
 	}
 	var candidates []nlbatch.Link
 	for _, l := range links {
-		if l.HasParentNetns && idx[l.Parent] {
+		if l.HasParentNetns {
 			candidates = append(candidates, l)
 		}
 	}
