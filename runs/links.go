@@ -25,10 +25,17 @@ import (
 // Only the ifindex and the name are kept: they, the group and the prefix
 // are what ownership rests on; the kernel is asked for the rest.
 
-// maxRecordLinks bounds what a record may claim, so a planted record
-// cannot make devbulk allocate without limit: a run's links and lowers
-// are each at most devices.MaxCount.
-const maxRecordLinks = devices.MaxCount
+// maxRecordDevices bounds what a record may claim, links and lowers
+// together and in every form, so that a planted record cannot make devbulk
+// allocate without limit: the largest run devbulk makes, devices.MaxCount
+// links and the lower devices they need.
+var maxRecordDevices = func() int {
+	lowers := 0
+	for _, k := range devices.All() {
+		lowers = max(lowers, k.LowersNeeded(devices.MaxCount))
+	}
+	return devices.MaxCount + lowers
+}()
 
 // encodeLinks writes links, named PREFIX infix <n>, as runs.
 func encodeLinks(links []nlbatch.Link, prefix string) []any {
@@ -86,15 +93,19 @@ func nameNumber(name, prefix string) (int64, bool) {
 	return n, err == nil
 }
 
-// decodeLinks reads a record's link list: runs as encodeLinks writes them,
-// or, from devbulk before them, one object per link.
-func decodeLinks(raw json.RawMessage, prefix string) ([]nlbatch.Link, error) {
+// decodeLinks reads a record's link list, at most budget links: runs as
+// encodeLinks writes them, or, from devbulk before them, one object per
+// link.
+func decodeLinks(raw json.RawMessage, prefix string, budget int) ([]nlbatch.Link, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
 		return nil, err
+	}
+	if len(elems) > budget {
+		return nil, errTooMany
 	}
 	if len(elems) > 0 && bytes.HasPrefix(bytes.TrimSpace(elems[0]), []byte("{")) {
 		var old []nlbatch.Link
@@ -103,15 +114,19 @@ func decodeLinks(raw json.RawMessage, prefix string) ([]nlbatch.Link, error) {
 	var out []nlbatch.Link
 	for _, e := range elems {
 		var err error
-		if out, err = appendElem(out, e, prefix); err != nil {
+		if out, err = appendElem(out, e, prefix, budget); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// appendElem appends the links of one element of a link list.
-func appendElem(out []nlbatch.Link, e json.RawMessage, prefix string) ([]nlbatch.Link, error) {
+// errTooMany refuses a record that claims more devices than a run makes.
+var errTooMany = fmt.Errorf("more devices than a run makes (at most %d links and lowers)", maxRecordDevices)
+
+// appendElem appends the links of one element of a link list, out growing
+// to at most budget.
+func appendElem(out []nlbatch.Link, e json.RawMessage, prefix string, budget int) ([]nlbatch.Link, error) {
 	var parts []json.RawMessage
 	if err := json.Unmarshal(e, &parts); err != nil {
 		return nil, fmt.Errorf("link list element %s: %w", e, err)
@@ -124,6 +139,9 @@ func appendElem(out []nlbatch.Link, e json.RawMessage, prefix string) ([]nlbatch
 		if err := decodeStrict(parts[1], &l.Name); err != nil {
 			return nil, fmt.Errorf("link list element %s: %w", e, err)
 		}
+		if len(out) >= budget {
+			return nil, errTooMany
+		}
 		return append(out, l), nil
 	}
 	var run []int64
@@ -135,8 +153,11 @@ func appendElem(out []nlbatch.Link, e json.RawMessage, prefix string) ([]nlbatch
 	}
 	index, n, count, step := run[0], run[1], run[2], run[3]
 	if count < 1 || n < 0 || step < 1 || step > math.MaxInt32 || index < 1 || index > math.MaxInt32 ||
-		count > int64(maxRecordLinks-len(out)) || index+(count-1)*step > math.MaxInt32 || n+count-1 < n {
-		return nil, fmt.Errorf("link list element %s: out of range (at most %d links, ifindexes 1..%d)", e, maxRecordLinks, math.MaxInt32)
+		index+(count-1)*step > math.MaxInt32 || n+count-1 < n {
+		return nil, fmt.Errorf("link list element %s: out of range (ifindexes 1..%d)", e, math.MaxInt32)
+	}
+	if count > int64(budget-len(out)) {
+		return nil, errTooMany
 	}
 	for i := range count {
 		out = append(out, nlbatch.Link{Index: int32(index + i*step), Name: prefix + strconv.FormatInt(n+i, 10)})

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,7 +45,7 @@ func TestLinksRoundTrip(t *testing.T) {
 		if string(b) != c.want {
 			t.Errorf("%s: written %s, want %s", what, b, c.want)
 		}
-		got, err := decodeLinks(b, "dbk")
+		got, err := decodeLinks(b, "dbk", maxRecordDevices)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -58,12 +59,12 @@ func TestLinksRoundTrip(t *testing.T) {
 // without bound, nor claim ifindexes past the kernel's range.
 func TestLinksRefuseWhatNoRunMakes(t *testing.T) {
 	for _, raw := range []string{
-		`[[1,0,1000001]]`, `[[1,0,2147483647]]`, `[[2147483647,0,2]]`, `[[5,0,2,0]]`, `[[0,0,1]]`,
+		`[[1,0,1000246]]`, `[[1,0,2147483647]]`, `[[2147483647,0,2]]`, `[[5,0,2,0]]`, `[[0,0,1]]`,
 		`[[5,-1,1]]`, `[[5,0,0]]`, `[[5,0]]`, `[[5,0,1,1,1]]`, `[[5,"dbk1",1]]`, `[["5","dbk1"]]`,
 		`[[1,0,600000],[1,0,600000]]`, `[[1,0,3,4611686018427387904]]`, `[[9223372036854775807,0,1]]`,
 		`[[1,9223372036854775807,2]]`, `{}`, `[5]`, `[{"Index":1,"Name":"dbk0","Evil":1}]`,
 	} {
-		if got, err := decodeLinks(json.RawMessage(raw), "dbk"); err == nil {
+		if got, err := decodeLinks(json.RawMessage(raw), "dbk", maxRecordDevices); err == nil {
 			t.Errorf("%s read as %d links", raw, len(got))
 		}
 	}
@@ -89,5 +90,22 @@ func TestRecordOfManyLinksIsSmall(t *testing.T) {
 		`"links":[{"Index":5,"Name":"dbk0","Kind":"ifb"},{"Index":6,"Name":"dbk1"}]`, 1)
 	if back, err := parse(r.FileName(), []byte(old)); err != nil || len(back.Links) != 2 || back.Links[0].Kind != "ifb" {
 		t.Errorf("record with one object per link: %v %v (%s)", back, err, old)
+	}
+}
+
+// The bound counts every form (runs, literal names, objects of the earlier
+// form), and a record's links and lowers together.
+func TestLinksBoundCountsEveryForm(t *testing.T) {
+	for _, raw := range []string{`[[1,0,3]]`, `[[1,"a"],[2,"b"],[3,"c"]]`, `[{"Index":1,"Name":"dbk0"},{},{}]`, `[[1,0,2],[5,"x"]]`} {
+		if got, err := decodeLinks(json.RawMessage(raw), "dbk", 2); !errors.Is(err, errTooMany) {
+			t.Errorf("%s with a budget of 2: %d links, %v", raw, len(got), err)
+		}
+	}
+	r := goodRecord()
+	b := strings.Replace(string(encode(t, r)), `"lowers":[[7,0,1]]`, `"lowers":[[7,0,1]],"links":[[1,0,1000000]]`, 1)
+	b = strings.Replace(b, `"links":[[5,0,2]],`, ``, 1)
+	b = strings.Replace(b, `"lowers":[[7,0,1]]`, `"lowers":[[2000000,0,300]]`, 1)
+	if _, err := parse(r.FileName(), []byte(b)); !errors.Is(err, errTooMany) {
+		t.Errorf("1 000 000 links and 300 lowers read: %v (%s)", err, b)
 	}
 }

@@ -125,10 +125,10 @@ type wire struct {
 
 // links decodes w's link lists into r.
 func (w *wire) links(r *Record) (err error) {
-	if r.Links, err = decodeLinks(w.Links, r.Prefix); err != nil {
+	if r.Links, err = decodeLinks(w.Links, r.Prefix, maxRecordDevices); err != nil {
 		return fmt.Errorf("links: %w", err)
 	}
-	if r.Lowers, err = decodeLinks(w.Lowers, r.Prefix+"l"); err != nil {
+	if r.Lowers, err = decodeLinks(w.Lowers, r.Prefix+"l", maxRecordDevices-len(r.Links)); err != nil {
 		return fmt.Errorf("lowers: %w", err)
 	}
 	return nil
