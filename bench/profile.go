@@ -29,8 +29,8 @@ type PhaseProfile struct {
 }
 
 // Profiles sums the phases' profiles (--profile) by count, phase and
-// strategy, in the order the bench ran them (each count's create first);
-// entries largest first.
+// strategy, by count (smallest first; each count's create first, then its
+// delete strategies in the order they ran); entries largest first.
 func (r *Report) Profiles() []PhaseProfile {
 	var out []PhaseProfile
 	for _, c := range r.Runs {

@@ -155,5 +155,5 @@ complete -c devbulk -n '__fish_seen_subcommand_from run' -f -l mem -r -d 'the de
 complete -c devbulk -n '__fish_seen_subcommand_from run' -f -l quiet -s q -d 'no progress on stderr'
 complete -c devbulk -n '__fish_seen_subcommand_from plot' -f -l help -s h -d 'show help'
 complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'plot' -d 'draw a result document as SVG: bench (ms per device against N; with --memory, the kernel\'s KiB per device against N), netns (backlog over time), check (against the baseline)'
-complete -c devbulk -n '__fish_seen_subcommand_from plot' -f -l output -s o -r -d 'the SVG `FILE` (- for stdout; default: stdout, or RESULT.svg when stdout is a terminal)'
+complete -c devbulk -n '__fish_seen_subcommand_from plot' -f -l output -s o -r -d 'the SVG `FILE` (- for stdout; default: stdout, or RESULT.svg (RESULT-memory.svg with --memory) when stdout is a terminal)'
 complete -c devbulk -n '__fish_seen_subcommand_from plot' -f -l memory -d 'of a bench: the kernel\'s memory per device (slab, per-CPU, vmalloc; MemAvailable taken) against N'

@@ -23,7 +23,7 @@ func plotCommand() *cli.Command {
 		Usage:     "draw a result document as SVG: bench (ms per device against N; with --memory, the kernel's KiB per device against N), netns (backlog over time), check (against the baseline)",
 		ArgsUsage: "RESULT.json",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the SVG `FILE` (- for stdout; default: stdout, or RESULT.svg when stdout is a terminal)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the SVG `FILE` (- for stdout; default: stdout, or RESULT.svg (RESULT-memory.svg with --memory) when stdout is a terminal)"},
 			&cli.BoolFlag{Name: "memory", Usage: "of a bench: the kernel's memory per device (slab, per-CPU, vmalloc; MemAvailable taken) against N"},
 		},
 		Action: plotDocument,
@@ -51,7 +51,7 @@ func plotDocument(c *cli.Context) error {
 	case out == "" && isTerminal(1):
 		// An SVG is no reading for a terminal: a file beside the
 		// document's name, said where.
-		out = strings.TrimSuffix(filepath.Base(c.Args().First()), ".json") + ".svg"
+		out = strings.TrimSuffix(filepath.Base(c.Args().First()), ".json") + svgSuffix(c.Bool("memory"))
 		if _, err := os.Lstat(out); err == nil {
 			return usagef("stdout is a terminal and %s exists: give -o FILE (or -o - for stdout)", out)
 		}
@@ -73,4 +73,13 @@ func benchMemory(b []byte) (*plot.Plot, error) {
 		return nil, fmt.Errorf("--memory draws a bench report (bench --json): %v", cmp.Or(err, errors.New("no kind")))
 	}
 	return charts.BenchMemory(&r)
+}
+
+// svgSuffix ends the name of a chart drawn beside its document: the
+// memory chart must not take the name of the plain one.
+func svgSuffix(memory bool) string {
+	if memory {
+		return "-memory.svg"
+	}
+	return ".svg"
 }
