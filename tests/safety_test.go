@@ -97,6 +97,27 @@ func TestForeignDependentsOnPeersAndPorts(t *testing.T) {
 		t.Errorf("veth run with a macvlan on a peer: %v", err)
 	}
 	s.requirePresent(t, "a refused delete", append(veths.Links, s.byName(t, "onpeer"))...)
+	// On a peer from another namespace, with the record as read from its
+	// file (which keeps no peers): found in the namespace as it is.
+	s.ipIn(t, "link", "del", "onpeer")
+	other := namedNetns(t)
+	s.ipIn(t, "link", "add", "farpeer", "link", "dbk2p", "netns", other, "type", "macvlan")
+	b, err := json.Marshal(veths)
+	var loaded runs.Record
+	if err == nil {
+		err = json.Unmarshal(b, &loaded)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ = loaded.Set()
+	_, _, err = batch.Delete(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{})
+	if !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), "farpeer (netns "+other+")") {
+		t.Errorf("veth run read from its record, a macvlan in another namespace on a peer: %v", err)
+	}
+	if !linkNames(t, other)["farpeer"] {
+		t.Error("farpeer in the other namespace was deleted")
+	}
 
 	s2 := newScratch(t)
 	_, bridges := createRun(t, s2, devices.Bridge, 2)
