@@ -211,13 +211,14 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 	}
 	// No echo: the phase is the kernel's work as iproute2 asks for it; the
 	// links are looked up after it.
-	p, found, err := profiled(o.createProf, func() (batch.Phase, []nlbatch.Link, error) {
+	var found []nlbatch.Link
+	p, err := profiled(o.createProf, func() (p batch.Phase, err error) {
 		// The trace buffer is allocated before the memory is read.
 		mem := batch.StartKernelMem()
-		p, found, err := batch.Create(ctx, st.conn, st.links, batch.RequestOptions{Strategy: o.Create, Progress: progress})
+		p, found, err = batch.Create(ctx, st.conn, st.links, batch.RequestOptions{Strategy: o.Create, Progress: progress})
 		p.KernelMem = mem(p.Devices - p.Failed)
-		return p, found, err
-	})
+		return p, err
+	}, func(p batch.Phase) int { return p.Devices - p.Failed })
 	c.Create = p
 	if err != nil {
 		return c, err
@@ -259,54 +260,39 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 // traced runs a delete phase with its RCU counts (--trace-rcu) and its
 // profile (--profile), when asked for. The RCU counts go inside the
 // profile's bounds: switching the tracer on and off waits for RCU itself.
-func traced(o Options, del func() (batch.Phase, error)) (p batch.Phase, err error) {
-	if o.prof != nil {
-		if err := o.prof.Start(); err != nil {
-			return p, fmt.Errorf("--profile: %w", err)
-		}
-	}
-	if o.rcu != nil {
-		if err := o.rcu.Reset(); err != nil {
-			if o.prof != nil {
-				_, _ = o.prof.Stop(0, 0) // puts the tracer back
+func traced(o Options, del func() (batch.Phase, error)) (batch.Phase, error) {
+	return profiled(o.prof, func() (p batch.Phase, err error) {
+		if o.rcu != nil {
+			if err := o.rcu.Reset(); err != nil {
+				return p, err
 			}
-			return p, err
 		}
-	}
-	p, err = del()
-	if o.rcu != nil && err == nil {
-		p.RCU, err = o.rcu.Read()
-	}
-	if o.prof != nil {
-		pr, perr := o.prof.Stop(p.WallNS, p.Devices)
-		if err == nil && perr != nil {
-			err = fmt.Errorf("--profile: %w", perr)
+		p, err = del()
+		if o.rcu != nil && err == nil {
+			p.RCU, err = o.rcu.Read()
 		}
-		if pr != nil {
-			p.Profile, p.UnattributedNS = pr.Entries, pr.UnattributedNS
-		}
-	}
-	return p, err
+		return p, err
+	}, func(p batch.Phase) int { return p.Devices })
 }
 
-// profiled runs a create phase under the kernel profiler, when there is
-// one, and adds the profile to the phase.
-func profiled(prof *kprofile.Profiler, create func() (batch.Phase, []nlbatch.Link, error)) (batch.Phase, []nlbatch.Link, error) {
+// profiled runs a phase under the kernel profiler, when there is one, and
+// adds the profile to the phase, per device of units.
+func profiled(prof *kprofile.Profiler, run func() (batch.Phase, error), units func(batch.Phase) int) (batch.Phase, error) {
 	if prof == nil {
-		return create()
+		return run()
 	}
 	if err := prof.Start(); err != nil {
-		return batch.Phase{}, nil, fmt.Errorf("--profile: %w", err)
+		return batch.Phase{}, fmt.Errorf("--profile: %w", err)
 	}
-	p, found, err := create()
-	pr, perr := prof.Stop(p.WallNS, p.Devices-p.Failed)
+	p, err := run()
+	pr, perr := prof.Stop(p.WallNS, units(p)) // puts the tracer back, whatever run did
 	if err == nil && perr != nil {
 		err = fmt.Errorf("--profile: %w", perr)
 	}
 	if pr != nil {
 		p.Profile, p.UnattributedNS = pr.Entries, pr.UnattributedNS
 	}
-	return p, found, err
+	return p, err
 }
 
 // ipCycle does the cycle's work with iproute2 in a namespace of its own.
