@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -188,8 +189,8 @@ func title(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-var notNameValue = regexp.MustCompile(`[^A-Za-z0-9_.:+-]+`)
+var notNameValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_.:+-]+`) })
 
 // nameValue keeps a value usable inside a benchmark name: no spaces, no
 // slashes, no '='.
-func nameValue(s string) string { return notNameValue.ReplaceAllString(s, "_") }
+func nameValue(s string) string { return notNameValue().ReplaceAllString(s, "_") }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // waits are the functions that wait (for RCU, for references) rather than
@@ -41,7 +42,7 @@ func graphTotals(r io.Reader) (calls []Call, outerNS int64, unmatched int, err e
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	lines, parsed := 0, 0
 	for sc.Scan() {
-		if cpuColumn.MatchString(sc.Text()) {
+		if cpuColumn().MatchString(sc.Text()) {
 			lines++
 		}
 		if l, ok := parseGraphLine(sc.Text()); ok {
@@ -156,12 +157,14 @@ type graphLine struct {
 
 // graphLine matches " 1)  devbulk-123   | + 12.345 us   |    } /* fn */":
 // CPU, task-pid, an overhead mark (+ ! # * @ $), the duration, the call.
-var cpuColumn = regexp.MustCompile(`^\s*\d+\)\s`)
+var cpuColumn = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\d+\)\s`) })
 
-var graphLineRE = regexp.MustCompile(`^\s*\d+\)\s+(\S.*?)-(\d+)\s+\|\s*(?:[-+!#*@$]\s*)?(?:(\d+)(?:\.(\d+))?\s+us\s*)?\|\s?(.*)$`)
+var graphLineRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*\d+\)\s+(\S.*?)-(\d+)\s+\|\s*(?:[-+!#*@$]\s*)?(?:(\d+)(?:\.(\d+))?\s+us\s*)?\|\s?(.*)$`)
+})
 
 func parseGraphLine(s string) (graphLine, bool) {
-	m := graphLineRE.FindStringSubmatch(s)
+	m := graphLineRE().FindStringSubmatch(s)
 	if m == nil {
 		return graphLine{}, false
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/internal/tracefs"
@@ -320,7 +321,7 @@ func (p *Profiler) reset() {
 	p.saved = nil
 }
 
-var lostRE = regexp.MustCompile(`(?m)^(?:overrun|dropped events): (\d+)$`)
+var lostRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(?:overrun|dropped events): (\d+)$`) })
 
 // lostEvents sums the overruns and dropped events of every CPU's buffer.
 func lostEvents() (int, error) {
@@ -334,7 +335,7 @@ func lostEvents() (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		for _, m := range lostRE.FindAllStringSubmatch(s, -1) {
+		for _, m := range lostRE().FindAllStringSubmatch(s, -1) {
 			n, _ := strconv.Atoi(m[1])
 			lost += n
 		}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -46,7 +47,7 @@ var ErrNotLAVA = errors.New("no devbulk test cases")
 
 // definitionSuite is the name LAVA gives the cases of devbulk's test
 // definition: its position in the job, "_", Definition.
-var definitionSuite = regexp.MustCompile(`^[0-9]+_` + Definition + `$`)
+var definitionSuite = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+_` + Definition + `$`) })
 
 // Read reads LAVA's output for one job: the log lava-run writes (one YAML
 // flow mapping per line, `- {"dt": ..., "lvl": ..., "msg": ...}`: cases are
@@ -125,10 +126,10 @@ func readLog(b []byte) (*Run, error) {
 			switch {
 			case def == "lava" && name == "job":
 				run.Job, _ = m["result"].(string)
-			case def == "lava" && definitionSuite.MatchString(name):
+			case def == "lava" && definitionSuite().MatchString(name):
 				run.Finished, _ = m["result"].(string)
 			}
-			if definitionSuite.MatchString(def) {
+			if definitionSuite().MatchString(def) {
 				c, err := caseOf(m, "case", "units")
 				if err != nil {
 					return nil, err
@@ -161,7 +162,7 @@ func readExport(b []byte) (*Run, error) {
 		if suite == "lava" && m["name"] == "job" {
 			run.Job, _ = m["result"].(string)
 		}
-		if !definitionSuite.MatchString(suite) {
+		if !definitionSuite().MatchString(suite) {
 			continue
 		}
 		c, err := caseOf(m, "name", "unit")

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"go.yaml.in/yaml/v3"
@@ -251,13 +252,13 @@ func jobID(dir string) (string, error) {
 		return "", err
 	}
 	id := strings.TrimSpace(string(b))
-	if !jobIDForm.MatchString(id) {
+	if !jobIDForm().MatchString(id) {
 		return "", fmt.Errorf("%s: %q is not a job id devbulk gives", dir, id)
 	}
 	return id, nil
 }
 
-var jobIDForm = regexp.MustCompile(`^` + jobIDPrefix + `[0-9]+-[0-9]+$`)
+var jobIDForm = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^` + jobIDPrefix + `[0-9]+-[0-9]+$`) })
 
 // logErrors is the log's error events and lava-run's own output, on one
 // line.

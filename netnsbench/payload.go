@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -92,7 +93,7 @@ func ParsePayload(s string) (Payload, error) {
 	return p, nil
 }
 
-var sysctlKey = regexp.MustCompile(`^net\.[A-Za-z0-9_.-]+$`)
+var sysctlKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^net\.[A-Za-z0-9_.-]+$`) })
 
 // push appends an item that makes what key names, once.
 func (p *Payload) push(key string, it item) error {
@@ -222,7 +223,7 @@ func parseVeth(p *Payload, word, arg string) error {
 
 func parseSysctl(p *Payload, word, arg string) error {
 	key, value, ok := strings.Cut(arg, "=")
-	if !ok || !sysctlKey.MatchString(key) || strings.Contains(key, "..") || value == "" || strings.ContainsAny(value, "\n\x00") {
+	if !ok || !sysctlKey().MatchString(key) || strings.Contains(key, "..") || value == "" || strings.ContainsAny(value, "\n\x00") {
 		return fmt.Errorf("payload item %q: want sysctl:KEY=VALUE with a net.* KEY (a namespace's own settings, as net.ipv4.ip_forward)", word)
 	}
 	p.sysctls = append(p.sysctls, [2]string{key, value})

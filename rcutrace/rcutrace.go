@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/internal/tracefs"
@@ -104,7 +105,7 @@ func (c *Counter) Reset() error {
 	return nil
 }
 
-var hits = regexp.MustCompile(`(?m)^\s*Hits:\s*(\d+)`)
+var hits = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*Hits:\s*(\d+)`) })
 
 // Read returns the calls counted since the last Reset, by function, and
 // the unregister calls under Batches.
@@ -119,7 +120,7 @@ func (c *Counter) Read() (map[string]int, error) {
 		if i := bytes.LastIndex(b, []byte("Totals:")); i >= 0 {
 			b = b[i:]
 		}
-		m := hits.FindSubmatch(b)
+		m := hits().FindSubmatch(b)
 		if m == nil {
 			return nil, fmt.Errorf("no hit count in %s's hist", fn)
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/devbulk/devbulk/internal/child"
 )
@@ -133,7 +134,7 @@ func DebianImage(name string) (string, error) {
 	default:
 		return "", badSpec{fmt.Errorf("unknown Debian kernel %q: valid are debian, debian:6.1, debian:6.12, debian:6.1-rt, debian:6.12-rt, or a package name (linux-image-...)", name)}
 	}
-	if !packageName.MatchString(pkg) {
+	if !packageName().MatchString(pkg) {
 		return "", badSpec{fmt.Errorf("%q is not a Debian package name", pkg)}
 	}
 	out, err := run("", "apt-cache", "depends", "--no-recommends", "--no-suggests", pkg)
@@ -141,14 +142,14 @@ func DebianImage(name string) (string, error) {
 		return "", fmt.Errorf("kernel package %s unavailable (run apt-get update?): %w", pkg, err)
 	}
 	image := imageOf(pkg, out)
-	if !packageName.MatchString(image) { // it names a directory of the cache
+	if !packageName().MatchString(image) { // it names a directory of the cache
 		return "", fmt.Errorf("apt resolved %s to %q, not a package name", pkg, image)
 	}
 	return image, nil
 }
 
 // packageName is Debian's syntax of a package name.
-var packageName = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
+var packageName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`) })
 
 // DebianKernel returns the Debian kernel image package image (see
 // DebianImage), downloading it with apt and extracting it into cacheDir the

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"sync"
 	"syscall"
 
 	"github.com/devbulk/devbulk"
@@ -113,12 +114,12 @@ func needSubcommand(c *cli.Context) error {
 }
 
 // goFlag is a flag as Go's flag package names it in its errors (-json).
-var goFlag = regexp.MustCompile(`(: | for (?:flag )?)-([A-Za-z0-9][A-Za-z0-9-]+)`)
+var goFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(: | for (?:flag )?)-([A-Za-z0-9][A-Za-z0-9-]+)`) })
 
 // longFlags names flags in a parse error as the command line spells them
 // (--json, not -json); one-letter flags keep one dash.
 func longFlags(err error) error {
-	return errors.New(goFlag.ReplaceAllString(err.Error(), "$1--$2"))
+	return errors.New(goFlag().ReplaceAllString(err.Error(), "$1--$2"))
 }
 
 func usagef(format string, args ...any) error { return usage(fmt.Errorf(format, args...)) }
