@@ -3,13 +3,15 @@ package kmod
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 
-	"github.com/klauspost/compress/zstd"
-	"github.com/ulikunitz/xz"
+	"github.com/devbulk/devbulk/internal/child"
 )
 
 // maxModuleSize bounds a decompressed module: the largest in Debian's
@@ -28,12 +30,26 @@ func compression(file string) (suffix string, ok bool) {
 	return "", false
 }
 
+// decompressors are the programs that decompress .ko.xz and .ko.zst, and
+// the Debian packages that have them. They run as programs rather than as
+// Go libraries because those libraries' package initialisation (CRC
+// tables) would be paid at every start of devbulk, for modules that the
+// kernel decompresses itself since 5.17 (CONFIG_MODULE_DECOMPRESS). gzip
+// is decompressed here, by the standard library.
+var decompressors = map[string]struct{ program, pkg string }{
+	".xz":  {"xz", "xz-utils"},
+	".zst": {"zstd", "zstd"},
+}
+
 // readModule reads a module file, decompressing .ko.xz, .ko.zst and .ko.gz
-// (the forms depmod and CONFIG_MODULE_COMPRESS_* know) in this process.
+// (the forms depmod and CONFIG_MODULE_COMPRESS_* know).
 func readModule(path string) ([]byte, error) {
 	suffix, ok := compression(path)
 	if !ok {
 		return nil, fmt.Errorf("%s: not a kernel module file (.ko, .ko.xz, .ko.zst, .ko.gz)", path)
+	}
+	if d, ok := decompressors[suffix]; ok {
+		return decompressWith(d.program, d.pkg, path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -41,19 +57,7 @@ func readModule(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	var r io.Reader = f
-	switch suffix {
-	case ".xz":
-		if r, err = xz.NewReader(f); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	case ".zst":
-		d, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxModuleSize))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		defer d.Close()
-		r = d
-	case ".gz":
+	if suffix == ".gz" {
 		z, err := gzip.NewReader(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -61,6 +65,41 @@ func readModule(path string) ([]byte, error) {
 		defer z.Close()
 		r = z
 	}
+	return readBounded(path, r)
+}
+
+// decompressWith runs "program -dc path" and reads what it writes, at most
+// maxModuleSize; the program is killed at that bound (and with devbulk).
+func decompressWith(program, pkg, path string) ([]byte, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := child.Command(ctx, program, "-dc", "--", path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, fmt.Errorf("%s: decompressing it needs %s (Debian package %s)", path, program, pkg)
+		}
+		return nil, err
+	}
+	b, err := readBounded(path, out)
+	if err != nil {
+		cancel() // past the bound, the program is still writing
+		cmd.Wait()
+		return nil, err
+	}
+	if werr := cmd.Wait(); werr != nil {
+		return nil, fmt.Errorf("%s: %s -dc: %v: %s", path, program, werr, strings.TrimSpace(stderr.String()))
+	}
+	return b, nil
+}
+
+// readBounded reads r to its end, refusing more than maxModuleSize.
+func readBounded(path string, r io.Reader) ([]byte, error) {
 	var b bytes.Buffer
 	n, err := io.Copy(&b, io.LimitReader(r, maxModuleSize+1))
 	if err != nil {

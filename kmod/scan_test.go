@@ -157,3 +157,17 @@ func TestScanRefusesCorruptModules(t *testing.T) {
 		t.Errorf("got %v, want an error naming dummy.ko.xz", err)
 	}
 }
+
+// Without the decompressor program, reading a compressed module says which
+// program and package it needs.
+func TestReadModuleNamesTheMissingDecompressor(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dummy.ko.zst")
+	if err := os.WriteFile(path, compress(t, ".zst", []byte("x")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := readModule(path); err == nil || !strings.Contains(err.Error(), "needs zstd (Debian package zstd)") {
+		t.Errorf("got %v, want the program and package named", err)
+	}
+}

@@ -23,10 +23,11 @@ apt-get update -qq
 # ipvsadm: the classic form of ipvs payloads, which the VM carries.
 # lava-dispatcher and cpio: LAVA's own lava-run runs the jobs devbulk lava job
 # writes, as a fleet's worker would (cpio: LAVA repacks the ramdisk with its
-# test overlay).
+# test overlay). xz-utils and zstd: devbulk decompresses .ko.xz and .ko.zst
+# modules with them (Debian's 6.12 modules are .ko.xz).
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	iproute2 qemu-system-x86 busybox-static gcc libc6-dev bsdutils linux-source-6.1 python3 ipvsadm \
-	lava-dispatcher cpio >/dev/null
+	lava-dispatcher cpio xz-utils zstd >/dev/null
 # The kernel's own tools, from the same tree: the KTAP parser, and the
 # kselftest runner (run_kselftest.sh, kselftest/runner.sh) that runs
 # kselftest/devbulk_check.sh as fleets (KernelCI, LKFT) would.
