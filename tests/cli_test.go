@@ -45,9 +45,15 @@ func binary(t testing.TB) string {
 		if buildErr = os.Chmod(builtDir, 0o755); buildErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(builtDir, "devbulk"), "../cmd/devbulk").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		// As the README builds them: devbulk-plot beside devbulk, which
+		// runs it to draw charts.
+		for _, name := range []string{"devbulk", "devbulk-plot"} {
+			build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", filepath.Join(builtDir, name), "../cmd/"+name)
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := build.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", name, err, out)
+				return
+			}
 		}
 	})
 	if buildErr != nil {
@@ -570,6 +576,44 @@ func TestScaleCurve(t *testing.T) {
 	}
 	if p := run(t, dir, "plot", "--memory", other); p.code != 2 || !strings.Contains(p.stderr, "--memory draws a bench report") {
 		t.Errorf("plot --memory of a netns document: exit %d, %s", p.code, p.stderr)
+	}
+}
+
+// Charts are drawn by devbulk-plot (beside devbulk or in PATH). Without it,
+// plot and --svg say what is missing (exit 4) before any work, and write
+// nothing; everything else runs.
+func TestChartsNeedDevbulkPlot(t *testing.T) {
+	alone := filepath.Join(t.TempDir(), "devbulk")
+	b, err := os.ReadFile(binary(t))
+	if err == nil {
+		err = os.WriteFile(alone, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	doc, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg")
+	if err := os.WriteFile(doc, []byte(`{"tool":"devbulk","kind":"ifb","runs":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"plot", doc, "-o", svg}, {"bench", "--kind", "ifb", "--count", "10", "--svg", svg}} {
+		var stdout, stderr strings.Builder
+		cmd := exec.Command(alone, args...)
+		cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+dir, "PATH=/usr/sbin:/usr/bin:/sbin:/bin")
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != 4 || !strings.Contains(stderr.String(), "drawing SVG needs devbulk-plot beside devbulk or in PATH") {
+			t.Errorf("%v without devbulk-plot: exit %d (%v), %s", args, code, err, stderr.String())
+		}
+		if stdout.Len() > 0 {
+			t.Errorf("%v without devbulk-plot ran: %s", args, stdout.String())
+		}
+		if _, err := os.Stat(svg); err == nil {
+			t.Errorf("%v without devbulk-plot left %s", args, svg)
+		}
+	}
+	if r, err := exec.Command(alone, "--version").CombinedOutput(); err != nil {
+		t.Errorf("--version without devbulk-plot: %v: %s", err, r)
 	}
 }
 

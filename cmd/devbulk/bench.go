@@ -2,11 +2,9 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
-	"gonum.org/v1/plot"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
-	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/devices"
 )
@@ -116,12 +114,7 @@ func runBench(c *cli.Context, o bench.Options) error {
 	if report != nil && len(report.Runs) > 0 {
 		werr := writeReport(c, report)
 		if werr == nil {
-			werr = writeSVG(c, func() (*plot.Plot, error) {
-				if o.Profile {
-					return charts.Profile(report)
-				}
-				return charts.Bench(report)
-			})
+			werr = writeSVG(c, report)
 		}
 		if err == nil {
 			err = werr

@@ -12,9 +12,7 @@ import (
 	"github.com/devbulk/devbulk"
 
 	"github.com/urfave/cli/v2"
-	"gonum.org/v1/plot"
 
-	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/lava"
 	"github.com/devbulk/devbulk/vm"
@@ -221,12 +219,7 @@ func printCheck(c *cli.Context, a *checkArgs, o outcome, runErr error) error {
 		return runErr
 	}
 	status := checkStatus(o.ExitCode())
-	err := writeSVG(c, func() (*plot.Plot, error) {
-		if m, ok := o.(*check.Matrix); ok {
-			return charts.Matrix(m)
-		}
-		return charts.Check(o.(*check.Report))
-	})
+	err := writeSVG(c, o)
 	if err != nil {
 		if status == nil {
 			return err

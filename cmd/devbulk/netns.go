@@ -6,9 +6,7 @@ import (
 	"github.com/devbulk/devbulk"
 
 	"github.com/urfave/cli/v2"
-	"gonum.org/v1/plot"
 
-	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/netnsbench"
 )
 
@@ -214,7 +212,7 @@ func writeNetns(c *cli.Context, r *netnsbench.Report, err error) error {
 		werr = r.WriteTable(c.App.Writer)
 	}
 	if werr == nil {
-		werr = writeSVG(c, func() (*plot.Plot, error) { return charts.Netns(r) })
+		werr = writeSVG(c, r)
 	}
 	if err == nil {
 		err = werr

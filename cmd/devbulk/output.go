@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,11 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"gonum.org/v1/plot"
 
-	"github.com/devbulk/devbulk/charts"
 	"github.com/devbulk/devbulk/vm"
 )
 
@@ -73,32 +71,24 @@ func counter(c *cli.Context) func(label string, total int) func(done int) {
 		// Drawn at the first count, not before: a phase may wait (for the
 		// kernel's cleanup worker, a module) before its first step.
 		// Fed from several goroutines (a sampler, parallel workers).
-		var mu sync.Mutex
-		var bar *progressbar.ProgressBar
+		var once sync.Once
+		var b *bar
 		return func(done int) {
-			mu.Lock()
-			defer mu.Unlock()
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
-					progressbar.OptionSetDescription("devbulk: "+label), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
-					progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
-					progressbar.OptionClearOnFinish(), progressbar.OptionSetRenderBlankState(true))
-				live.Store(bar)
-			}
-			_ = bar.Set(done)
+			once.Do(func() { b = newBar(os.Stderr, label, total); live.Store(b) })
+			b.set(done)
 		}
 	}
 }
 
 // live is the progress bar last drawn: an error message clears it first,
 // rather than being glued to its end.
-var live atomic.Pointer[progressbar.ProgressBar]
+var live atomic.Pointer[bar]
 
 // clearProgress clears the bar last drawn, if it did not finish (an
 // interrupted phase), before an error or a result is printed.
 func clearProgress() {
-	if bar := live.Swap(nil); bar != nil && !bar.IsFinished() {
-		_ = bar.Clear()
+	if b := live.Swap(nil); b != nil {
+		b.clear()
 	}
 }
 
@@ -108,17 +98,21 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// writeSVG draws the chart into --svg's file, when given.
-func writeSVG(c *cli.Context, draw func() (*plot.Plot, error)) error {
+// writeSVG draws the result document doc into --svg's file, when given.
+func writeSVG(c *cli.Context, doc any) error {
 	path := c.String("svg")
 	if path == "" {
 		return nil
 	}
-	p, err := draw()
+	b, err := json.Marshal(doc)
 	if err != nil {
 		return fmt.Errorf("--svg: %w", err)
 	}
-	return writeFile(path, func(w io.Writer) error { return charts.WriteSVG(w, p) })
+	var svg bytes.Buffer
+	if err := drawSVG(c.Context, b, false, &svg); err != nil {
+		return fmt.Errorf("--svg: %w", err)
+	}
+	return writeFile(path, func(w io.Writer) error { _, err := w.Write(svg.Bytes()); return err })
 }
 
 // outputs are the files that --svg, --series, --output and --save name.
@@ -129,6 +123,11 @@ type outputs struct{ made []string }
 func (o *outputs) create(c *cli.Context) error {
 	if err := checkStateDir(); err != nil {
 		return err
+	}
+	if c.String("svg") != "" {
+		if _, err := plotter(); err != nil {
+			return fmt.Errorf("--svg: %w", err)
+		}
 	}
 	for _, name := range []string{"svg", "series", "output", "save"} {
 		path := c.String(name)

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"cmp"
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,10 +10,6 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"gonum.org/v1/plot"
-
-	"github.com/devbulk/devbulk/bench"
-	"github.com/devbulk/devbulk/charts"
 )
 
 func plotCommand() *cli.Command {
@@ -38,14 +33,14 @@ func plotDocument(c *cli.Context) error {
 	if err != nil {
 		return usage(err)
 	}
-	draw := charts.FromDocument
-	if c.Bool("memory") {
-		draw = benchMemory
+	var svg bytes.Buffer
+	if err := drawSVG(c.Context, b, c.Bool("memory"), &svg); err != nil {
+		if u := undrawable(""); errors.As(err, &u) {
+			return usagef("%s: %v", c.Args().First(), u)
+		}
+		return err
 	}
-	p, err := draw(b)
-	if err != nil {
-		return usagef("%s: %v", c.Args().First(), err)
-	}
+	write := func(w io.Writer) error { _, err := w.Write(svg.Bytes()); return err }
 	out := c.String("output")
 	switch {
 	case out == "" && isTerminal(1):
@@ -55,24 +50,15 @@ func plotDocument(c *cli.Context) error {
 		if _, err := os.Lstat(out); err == nil {
 			return usagef("stdout is a terminal and %s exists: give -o FILE (or -o - for stdout)", out)
 		}
-		if err := writeFile(out, func(w io.Writer) error { return charts.WriteSVG(w, p) }); err != nil {
+		if err := writeFile(out, write); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.App.ErrWriter, "devbulk: wrote %s (stdout is a terminal; -o - writes there)\n", out)
 		return nil
 	case out == "" || out == "-":
-		return charts.WriteSVG(c.App.Writer, p)
+		return write(c.App.Writer)
 	}
-	return writeFile(out, func(w io.Writer) error { return charts.WriteSVG(w, p) })
-}
-
-// benchMemory draws a bench report's kernel memory per device.
-func benchMemory(b []byte) (*plot.Plot, error) {
-	var r bench.Report
-	if err := json.Unmarshal(b, &r); err != nil || r.Kind == "" {
-		return nil, fmt.Errorf("--memory draws a bench report (bench --json): %v", cmp.Or(err, errors.New("no kind")))
-	}
-	return charts.BenchMemory(&r)
+	return writeFile(out, write)
 }
 
 // svgSuffix ends the name of a chart drawn beside its document: the

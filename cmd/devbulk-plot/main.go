@@ -1,0 +1,74 @@
+// Command devbulk-plot draws a devbulk result document as SVG: it reads the
+// document on stdin and writes the chart on stdout. devbulk runs it for
+// `devbulk plot` and for --svg; it is a program of its own so that the
+// charts' dependencies (gonum/plot, whose package initialisation parses a
+// dozen fonts, and LaTeX and PDF support) are not initialised at every
+// start of devbulk, whose scripted create and delete are timed as whole
+// processes.
+//
+//	devbulk-plot [-memory] < RESULT.json > RESULT.svg
+//
+// A document it cannot draw exits 2 with one line on stderr.
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"gonum.org/v1/plot"
+
+	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/charts"
+)
+
+func main() {
+	memory := flag.Bool("memory", false, "of a bench report: the kernel's memory per device against N")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: devbulk-plot [-memory] < RESULT.json > RESULT.svg")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	doc, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fail(1, err)
+	}
+	draw := charts.FromDocument
+	if *memory {
+		draw = benchMemory
+	}
+	p, err := draw(doc)
+	if err != nil {
+		fail(2, err)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	if err := charts.WriteSVG(w, p); err != nil {
+		fail(1, err)
+	}
+	if err := w.Flush(); err != nil {
+		fail(1, err)
+	}
+}
+
+func fail(code int, err error) {
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(code)
+}
+
+// benchMemory draws a bench report's kernel memory per device.
+func benchMemory(b []byte) (*plot.Plot, error) {
+	var r bench.Report
+	if err := json.Unmarshal(b, &r); err != nil || r.Kind == "" {
+		return nil, fmt.Errorf("--memory draws a bench report (bench --json): %v", cmp.Or(err, errors.New("no kind")))
+	}
+	return charts.BenchMemory(&r)
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBarDrawsCountRateAndClearsAtTheEnd(t *testing.T) {
+	var w strings.Builder
+	b := newBar(&w, "create ifb", 5000)
+	b.start = time.Now().Add(-2 * time.Second)
+	b.set(2500)
+	want := regexp.MustCompile(`^\rdevbulk: create ifb  50% \|#{10} {10}\| \(2500/5000, 1\d{3} it/s\) \[2s:2s\]\x1b\[K$`)
+	if !want.MatchString(w.String()) {
+		t.Fatalf("first draw %q", w.String())
+	}
+	w.Reset()
+	b.set(2600) // within barEvery of the first draw
+	if w.Len() != 0 {
+		t.Errorf("redrawn within %v: %q", barEvery, w.String())
+	}
+	b.set(5000)
+	if w.String() != "\r\x1b[K" {
+		t.Errorf("at the total: %q, want the line cleared", w.String())
+	}
+	w.Reset()
+	b.set(4000)
+	b.clear()
+	if w.Len() != 0 {
+		t.Errorf("a finished bar drew again: %q", w.String())
+	}
+}
+
+func TestBarClearedWhenInterrupted(t *testing.T) {
+	var w strings.Builder
+	b := newBar(&w, "delete (serial)", 10)
+	b.set(3)
+	w.Reset()
+	b.clear()
+	b.clear()
+	if w.String() != "\r\x1b[K" {
+		t.Errorf("cleared as %q, want one clearing", w.String())
+	}
+}

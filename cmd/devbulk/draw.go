@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/internal/child"
+)
+
+// plotProgram draws the charts (cmd/devbulk-plot). It is a program of its
+// own so that gonum/plot's package initialisation (a dozen fonts parsed)
+// is not part of every devbulk start.
+const plotProgram = "devbulk-plot"
+
+// undrawable is a document devbulk-plot refused (its exit code 2), with
+// the one line it said why.
+type undrawable string
+
+func (u undrawable) Error() string { return string(u) }
+
+// plotter finds devbulk-plot beside devbulk's own executable, else in PATH.
+func plotter() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), plotProgram)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(plotProgram); err == nil {
+		return p, nil
+	}
+	return "", devbulk.NotSupported("drawing SVG needs %s beside devbulk or in PATH (go install github.com/devbulk/devbulk/cmd/%s)", plotProgram, plotProgram)
+}
+
+// drawSVG has devbulk-plot draw a result document (bench, netns or check
+// JSON) as SVG into w; memory draws a bench's kernel memory per device.
+func drawSVG(ctx context.Context, doc []byte, memory bool, w io.Writer) error {
+	prog, err := plotter()
+	if err != nil {
+		return err
+	}
+	var args []string
+	if memory {
+		args = append(args, "-memory")
+	}
+	var out, stderr bytes.Buffer
+	cmd := child.Command(ctx, prog, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(doc), &out, &stderr
+	err = cmd.Run()
+	msg := strings.TrimSpace(stderr.String())
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode() == 2:
+		return undrawable(msg)
+	case err != nil:
+		return fmt.Errorf("%s: %v: %s", prog, err, msg)
+	}
+	_, err = w.Write(out.Bytes())
+	return err
+}
