@@ -51,12 +51,8 @@ func Open(dir string) (*Store, error) {
 }
 
 // Save writes the record atomically: a new temporary file in the store
-// (O_EXCL, so a planted file or symlink is never written through), then
-// renamed over the record. It is not fsynced: a record describes devices
-// and namespaces, which do not outlive the boot (and /run is a tmpfs on
-// most systems), while a process killed at any point leaves the page cache
-// intact: the two fsyncs a save once made bought no guarantee and cost
-// every save a disk flush.
+// (O_EXCL, so a planted file or symlink is never written through), synced,
+// then renamed over the record.
 func (s *Store) Save(r *Record) error {
 	b, err := json.Marshal(r) // compact: big records are rewritten at every state change
 	if err != nil {
@@ -68,6 +64,9 @@ func (s *Store) Save(r *Record) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -78,7 +77,16 @@ func (s *Store) Save(r *Record) error {
 		os.Remove(tmp)
 		return fmt.Errorf("saving %s: %w", r, err)
 	}
-	return nil
+	return syncDir(s.Dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 func (s *Store) path(r *Record) string { return filepath.Join(s.Dir, r.FileName()) }
