@@ -2,6 +2,7 @@ package charts
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"io"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/check"
+	"github.com/devbulk/devbulk/netnsbench"
 )
 
 // svgRoot checks that b is well-formed XML and returns its root element's
@@ -174,5 +177,61 @@ func TestBenchMemory(t *testing.T) {
 	}
 	if _, err := BenchMemory(&bench.Report{Kind: "ifb", Runs: []bench.Cycle{{Count: 1, Create: batch.Phase{Name: "create", Devices: 1}}}}); err == nil {
 		t.Error("a bench without memory figures was drawn")
+	}
+}
+
+// devbulk's --svg hands devbulk-plot its report marshalled to JSON, which
+// FromDocument reads back: every kind of report draws the same chart that
+// way as drawn from the report itself.
+func TestReportsDrawTheSameThroughJSON(t *testing.T) {
+	load := func(file string, v any) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join("testdata", file))
+		if err == nil {
+			err = json.Unmarshal(b, v)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+	}
+	var b, prof bench.Report
+	var n, ce netnsbench.Report
+	var c check.Report
+	var m check.Matrix
+	load("bench.json", &b)
+	load("profile.json", &prof)
+	load("netns.json", &n)
+	load("create-exec.json", &ce)
+	load("check.json", &c)
+	load("matrix.json", &m)
+	for name, tc := range map[string]struct {
+		report any
+		draw   func() (*plot.Plot, error)
+	}{
+		"bench":   {&b, func() (*plot.Plot, error) { return Bench(&b) }},
+		"profile": {&prof, func() (*plot.Plot, error) { return Profile(&prof) }},
+		"netns":   {&n, func() (*plot.Plot, error) { return Netns(&n) }},
+		"create":  {&ce, func() (*plot.Plot, error) { return Netns(&ce) }},
+		"check":   {&c, func() (*plot.Plot, error) { return Check(&c) }},
+		"matrix":  {&m, func() (*plot.Plot, error) { return Matrix(&m) }},
+	} {
+		svg := func(p *plot.Plot, err error) []byte {
+			t.Helper()
+			var out bytes.Buffer
+			if err == nil {
+				err = WriteSVG(&out, p)
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return out.Bytes()
+		}
+		doc, err := json.Marshal(tc.report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(svg(tc.draw()), svg(FromDocument(doc))) {
+			t.Errorf("%s: the chart of the marshalled report differs from the report's", name)
+		}
 	}
 }

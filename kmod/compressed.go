@@ -30,15 +30,21 @@ func compression(file string) (suffix string, ok bool) {
 	return "", false
 }
 
-// decompressors are the programs that decompress .ko.xz and .ko.zst, and
-// the Debian packages that have them. They run as programs rather than as
-// Go libraries because those libraries' package initialisation (CRC
-// tables) would be paid at every start of devbulk, for modules that the
-// kernel decompresses itself since 5.17 (CONFIG_MODULE_DECOMPRESS). gzip
-// is decompressed here, by the standard library.
-var decompressors = map[string]struct{ program, pkg string }{
-	".xz":  {"xz", "xz-utils"},
-	".zst": {"zstd", "zstd"},
+// decompressors are the programs that decompress .ko.xz and .ko.zst to
+// stdout from stdin, with their arguments, and the Debian packages that
+// have them. They run as programs rather than as Go
+// libraries because those libraries' package initialisation (CRC tables)
+// would be paid at every start of devbulk, for modules that the kernel
+// decompresses itself since 5.17 (CONFIG_MODULE_DECOMPRESS). xz's
+// arguments are also busybox's (a VM guest has its xz applet). gzip is
+// decompressed here, by the standard library.
+var decompressors = map[string]struct {
+	program string
+	args    []string
+	pkg     string
+}{
+	".xz":  {"xz", []string{"-dc"}, "xz-utils"},
+	".zst": {"zstd", []string{"-dc"}, "zstd"},
 }
 
 // readModule reads a module file, decompressing .ko.xz, .ko.zst and .ko.gz
@@ -48,14 +54,14 @@ func readModule(path string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: not a kernel module file (.ko, .ko.xz, .ko.zst, .ko.gz)", path)
 	}
-	if d, ok := decompressors[suffix]; ok {
-		return decompressWith(d.program, d.pkg, path)
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if d, ok := decompressors[suffix]; ok {
+		return decompressWith(f, d.program, d.args, d.pkg)
+	}
 	var r io.Reader = f
 	if suffix == ".gz" {
 		z, err := gzip.NewReader(f)
@@ -68,32 +74,34 @@ func readModule(path string) ([]byte, error) {
 	return readBounded(path, r)
 }
 
-// decompressWith runs "program -dc path" and reads what it writes, at most
-// maxModuleSize; the program is killed at that bound (and with devbulk).
-func decompressWith(program, pkg, path string) ([]byte, error) {
+// decompressWith runs program on f (its stdin: a symlinked module file is
+// read as any other, and no path is an argument) and reads what it
+// writes, at most maxModuleSize; the program is killed at that bound (and
+// with devbulk).
+func decompressWith(f *os.File, program string, args []string, pkg string) ([]byte, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := child.Command(ctx, program, "-dc", "--", path)
+	cmd := child.Command(ctx, program, args...)
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd.Stdin, cmd.Stderr = f, &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
-			return nil, fmt.Errorf("%s: decompressing it needs %s (Debian package %s)", path, program, pkg)
+			return nil, fmt.Errorf("%s: decompressing it needs %s (Debian package %s)", f.Name(), program, pkg)
 		}
 		return nil, err
 	}
-	b, err := readBounded(path, out)
+	b, err := readBounded(f.Name(), out)
 	if err != nil {
 		cancel() // past the bound, the program is still writing
 		cmd.Wait()
 		return nil, err
 	}
 	if werr := cmd.Wait(); werr != nil {
-		return nil, fmt.Errorf("%s: %s -dc: %v: %s", path, program, werr, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("%s: %s %s: %v: %s", f.Name(), program, strings.Join(args, " "), werr, strings.TrimSpace(stderr.String()))
 	}
 	return b, nil
 }

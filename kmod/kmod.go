@@ -125,7 +125,7 @@ func loadFile(path, params string) error {
 	if suffix != "" && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP)) {
 		var image []byte
 		if image, err = readModule(path); err != nil {
-			return err
+			return fmt.Errorf("this kernel does not decompress modules itself (5.17+, CONFIG_MODULE_DECOMPRESS), and devbulk could not: %w", err)
 		}
 		err = unix.InitModule(image, params)
 	}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -95,6 +96,9 @@ func compress(t *testing.T, suffix string, plain []byte) []byte {
 func TestScanCompressedModules(t *testing.T) {
 	for _, suffix := range []string{"", ".xz", ".zst", ".gz"} {
 		t.Run("ko"+suffix, func(t *testing.T) {
+			if p, ok := decompressors[suffix]; ok {
+				needProgram(t, p.program)
+			}
 			dir := t.TempDir()
 			mods := map[string]string{
 				"kernel/net/llc/llc.ko":       "",
@@ -153,8 +157,43 @@ func TestScanRefusesCorruptModules(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "dummy.ko.xz"), []byte("not xz"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Scan(dir); err == nil || !strings.Contains(err.Error(), "dummy.ko.xz") {
-		t.Errorf("got %v, want an error naming dummy.ko.xz", err)
+	needProgram(t, "xz")
+	if _, err := Scan(dir); err == nil || !strings.Contains(err.Error(), "dummy.ko.xz") || !strings.Contains(err.Error(), "xz -dc") {
+		t.Errorf("got %v, want xz's refusal of dummy.ko.xz", err)
+	}
+}
+
+// needProgram skips a test that decompresses with a program not installed
+// (CI installs them: tests/run-all.sh).
+func needProgram(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skipf("%s not installed", name)
+	}
+}
+
+// A module compressed to more than maxModuleSize decompressed is refused
+// (the decompressor killed at the bound), and a symlinked module is read
+// as its target (zstd ignores symlinks it is given by name).
+func TestReadModuleBoundsAndSymlinks(t *testing.T) {
+	needProgram(t, "zstd")
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.ko.zst")
+	if err := os.WriteFile(big, compress(t, ".zst", make([]byte, maxModuleSize+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readModule(big); err == nil || !strings.Contains(err.Error(), "more than 256 MiB decompressed") {
+		t.Errorf("big: %v, want the bound", err)
+	}
+	small, link := filepath.Join(dir, "small.ko.zst"), filepath.Join(dir, "link.ko.zst")
+	if err := os.WriteFile(small, compress(t, ".zst", []byte("module")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(small, link); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := readModule(link); err != nil || string(b) != "module" {
+		t.Errorf("symlinked: %q, %v", b, err)
 	}
 }
 

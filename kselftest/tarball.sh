@@ -8,7 +8,7 @@
 #   devbulk/          devbulk_check.sh, devbulk (static), config, settings
 #
 # usage: kselftest/tarball.sh -b DEVBULK -o OUT.tar.gz (-k KERNEL_TREE | -r SELFTESTS_DIR)
-#   -b  a static devbulk: CGO_ENABLED=0 go build -o devbulk ./cmd/devbulk
+#   -b  a static devbulk: CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o devbulk ./cmd/devbulk
 #   -k  a kernel tree: the collection is copied to tools/testing/selftests/devbulk
 #       and installed by the kernel's own `make TARGETS=devbulk install`
 #   -r  without a tree: a directory holding the kernel's run_kselftest.sh and

@@ -78,11 +78,12 @@ func TestInterruptedRunsSaySo(t *testing.T) {
 	}
 
 	steps := filepath.Join(t.TempDir(), "steps")
+	svg := filepath.Join(t.TempDir(), "churn.svg")
 	for _, c := range []struct {
 		args []string
 		want *regexp.Regexp
 	}{
-		{[]string{"netns", "churn", "--workers", "1", "--per-worker", "100000"}, regexp.MustCompile(`INTERRUPTED after \d+ of 100000 namespaces`)},
+		{[]string{"netns", "churn", "--workers", "1", "--per-worker", "100000", "--svg", svg}, regexp.MustCompile(`INTERRUPTED after \d+ of 100000 namespaces`)},
 		{[]string{"netns", "create", "--count", "200", "--exec-step", "echo >> " + steps + "; sleep 0.05"}, regexp.MustCompile(`exec step, .*: \d+ of 200 namespaces in`)},
 	} {
 		cmd, stdout := start(t, state, c.args...)
@@ -96,6 +97,10 @@ func TestInterruptedRunsSaySo(t *testing.T) {
 		if !c.want.MatchString(stdout.String()) {
 			t.Errorf("%v interrupted printed %q", c.args, stdout.String())
 		}
+	}
+	// The interrupted churn's chart is drawn too, of what it did.
+	if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), "<svg") {
+		t.Errorf("the interrupted churn's --svg: %v, %d bytes", err, len(b))
 	}
 }
 

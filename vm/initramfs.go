@@ -137,8 +137,9 @@ func (r *Initramfs) writeArchive(cw *cpio.Writer, files map[string]string, gener
 	}
 	if files["/bin/busybox"] != "" {
 		// sh for exec payloads; unshare and sysctl for netns churn
-		// --compare exec (and the tests' commands: cat, test, ls).
-		for _, applet := range []string{"/bin/sh", "/bin/unshare", "/bin/sysctl", "/bin/cat", "/bin/test", "/bin/ls"} {
+		// --compare exec (and the tests' commands: cat, test, ls); xz
+		// for .ko.xz modules where the kernel does not decompress them.
+		for _, applet := range []string{"/bin/sh", "/bin/unshare", "/bin/sysctl", "/bin/cat", "/bin/test", "/bin/ls", "/bin/xz"} {
 			if err := writeBytes(cw, applet, []byte("busybox"), cpio.TypeSymlink|0o777); err != nil {
 				return err
 			}
@@ -207,7 +208,8 @@ func dynamic(path string) (bool, error) {
 // (built in) are skipped. In a directory without modules.dep (a Debian
 // package before depmod) the named modules and their dependencies are read.
 // Compressed modules stay compressed: the guest's kernel decompresses them,
-// or devbulk there does (kmod).
+// or devbulk there does (kmod): .ko.gz itself, .ko.xz with busybox's xz
+// (when the guest has busybox); .ko.zst it cannot.
 func addModules(files map[string]string, k *Kernel, names []string) ([]byte, error) {
 	ix, err := kmod.Open(k.Modules)
 	if err != nil {

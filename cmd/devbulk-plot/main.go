@@ -8,7 +8,8 @@
 //
 //	devbulk-plot [-memory] < RESULT.json > RESULT.svg
 //
-// A document it cannot draw exits 2 with one line on stderr.
+// A document it cannot draw exits 3 with one line on stderr (devbulk's
+// plot then exits 2, naming the document); a bad flag exits 2.
 package main
 
 import (
@@ -48,7 +49,7 @@ func main() {
 	}
 	p, err := draw(doc)
 	if err != nil {
-		fail(2, err)
+		fail(3, err) // devbulk's exitUndrawable
 	}
 	w := bufio.NewWriter(os.Stdout)
 	if err := charts.WriteSVG(w, p); err != nil {

@@ -24,16 +24,18 @@ type bar struct {
 	drawn time.Time // when last drawn; zero before the first
 	done  int
 	ended bool // finished or cleared: never drawn again
+	now   func() time.Time
 }
 
 // barEvery is the least time between two redraws.
 const barEvery = 100 * time.Millisecond
 
 func newBar(w io.Writer, label string, total int) *bar {
-	return &bar{w: w, label: label, total: max(total, 1), start: time.Now()}
+	return &bar{w: w, label: label, total: total, start: time.Now(), now: time.Now}
 }
 
-// set records done and redraws when due; reaching the total clears the bar.
+// set records done and redraws when due; reaching the total clears the bar
+// (a total of 0 is never drawn).
 func (b *bar) set(done int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -41,7 +43,7 @@ func (b *bar) set(done int) {
 		return
 	}
 	b.done = done
-	now := time.Now()
+	now := b.now()
 	switch {
 	case done >= b.total:
 		b.ended = true

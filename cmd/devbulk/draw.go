@@ -13,6 +13,7 @@ import (
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/internal/child"
+	"github.com/devbulk/devbulk/internal/safefs"
 )
 
 // plotProgram draws the charts (cmd/devbulk-plot). It is a program of its
@@ -20,17 +21,22 @@ import (
 // is not part of every devbulk start.
 const plotProgram = "devbulk-plot"
 
-// undrawable is a document devbulk-plot refused (its exit code 2), with
-// the one line it said why.
+// exitUndrawable is devbulk-plot's exit code for a document it cannot draw
+// (not 2, which Go gives a panic and the flag package a bad flag).
+const exitUndrawable = 3
+
+// undrawable is a document devbulk-plot refused (its exit code
+// exitUndrawable), with the one line it said why.
 type undrawable string
 
 func (u undrawable) Error() string { return string(u) }
 
-// plotter finds devbulk-plot beside devbulk's own executable, else in PATH.
+// plotter finds devbulk-plot beside devbulk's own executable, where only
+// root (or devbulk's owner) can have put it, else in PATH.
 func plotter() (string, error) {
 	if self, err := os.Executable(); err == nil {
 		p := filepath.Join(filepath.Dir(self), plotProgram)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		if safefs.Program(p) == nil {
 			return p, nil
 		}
 	}
@@ -58,7 +64,7 @@ func drawSVG(ctx context.Context, doc []byte, memory bool, w io.Writer) error {
 	msg := strings.TrimSpace(stderr.String())
 	var exit *exec.ExitError
 	switch {
-	case errors.As(err, &exit) && exit.ExitCode() == 2:
+	case errors.As(err, &exit) && exit.ExitCode() == exitUndrawable:
 		return undrawable(msg)
 	case err != nil:
 		return fmt.Errorf("%s: %v: %s", prog, err, msg)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,7 +110,9 @@ func writeSVG(c *cli.Context, doc any) error {
 		return fmt.Errorf("--svg: %w", err)
 	}
 	var svg bytes.Buffer
-	if err := drawSVG(c.Context, b, false, &svg); err != nil {
+	// Not cancelled with the run: an interrupted run's partial report is
+	// drawn too (devbulk-plot is quick, and dies with devbulk).
+	if err := drawSVG(context.WithoutCancel(c.Context), b, false, &svg); err != nil {
 		return fmt.Errorf("--svg: %w", err)
 	}
 	return writeFile(path, func(w io.Writer) error { _, err := w.Write(svg.Bytes()); return err })

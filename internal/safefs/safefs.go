@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,31 @@ func Dir(dir string) error {
 		return fmt.Errorf("%w: %s is owned by uid %d, not root", ErrUnsafe, dir, st.Uid)
 	case st.Mode&0o022 != 0:
 		return fmt.Errorf("%w: %s is writable by group or others (mode %04o): chmod go-w it", ErrUnsafe, dir, st.Mode&0o7777)
+	}
+	return nil
+}
+
+// Program checks that path is a regular executable file (not a symlink),
+// owned by root (or the caller), not writable by group or others, in a
+// directory Dir accepts: a program devbulk runs as root from beside its
+// own executable, which only root may have put there.
+func Program(path string) error {
+	if err := Dir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return err
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return fmt.Errorf("%w: %s is not a regular file", ErrUnsafe, path)
+	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%w: %s is owned by uid %d, not root", ErrUnsafe, path, st.Uid)
+	case st.Mode&0o022 != 0:
+		return fmt.Errorf("%w: %s is writable by group or others (mode %04o)", ErrUnsafe, path, st.Mode&0o7777)
+	case st.Mode&0o100 == 0:
+		return fmt.Errorf("%w: %s is not executable", ErrUnsafe, path)
 	}
 	return nil
 }

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/devbulk/devbulk"
+)
+
+// fakePlot puts a devbulk-plot shell script in a PATH of its own.
+func fakePlot(t *testing.T, script string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, plotProgram), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":/usr/bin:/bin")
+}
+
+// drawSVG hands devbulk-plot the document on stdin and -memory when
+// asked, and returns what it wrote; its exit 3 is a document it cannot
+// draw, with its line; any other failure carries its stderr; without it,
+// an error that says what is missing.
+func TestDrawSVG(t *testing.T) {
+	fakePlot(t, `doc=$(cat)
+case "$doc" in
+bad) echo "not a devbulk result document" >&2; exit 3;;
+crash) echo "panic: boom" >&2; exit 2;;
+esac
+echo "<svg $*>$doc</svg>"
+`)
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := drawSVG(ctx, []byte("doc"), true, &out); err != nil || out.String() != "<svg -memory>doc</svg>\n" {
+		t.Errorf("drawn %q, %v", out.String(), err)
+	}
+	u := undrawable("")
+	if err := drawSVG(ctx, []byte("bad"), false, &out); !errors.As(err, &u) || string(u) != "not a devbulk result document" {
+		t.Errorf("exit 3: %v", err)
+	}
+	if err := drawSVG(ctx, []byte("crash"), false, &out); err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), "panic: boom") {
+		t.Errorf("exit 2: %v, want a failure with its stderr, not an undrawable document", err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if err := drawSVG(ctx, []byte("doc"), false, &out); !errors.Is(err, devbulk.ErrNotSupported) || !strings.Contains(err.Error(), "needs devbulk-plot") {
+		t.Errorf("without devbulk-plot: %v", err)
+	}
+}
