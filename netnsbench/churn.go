@@ -42,6 +42,10 @@ type ChurnOptions struct {
 	// form (Payload.Shell: ip link set lo up, sysctl -w, ipvsadm -A).
 	// The two modes alternate which goes first, round by round.
 	CompareExec bool
+	// ComparePayload, when set, runs in every round too, beside Payload
+	// (both direct), the order alternating round by round: two payloads
+	// side by side, as veth:1 against veth:1:moved.
+	ComparePayload *Payload
 	// SampleEvery is the backlog sampling period (default 10 ms).
 	SampleEvery time.Duration
 	// Counter, when set, makes a counter of the namespaces created, fed at
@@ -54,15 +58,17 @@ type Report struct {
 	devbulk.Header
 	Scenario string `json:"scenario"` // churn, create or sequential
 	Runs     []Run  `json:"runs"`
-	// Comparisons (churn with CompareExec) are the shell form against
-	// direct syscalls, over the rounds: the churn's time, and the drain's.
+	// Comparisons (churn with CompareExec or ComparePayload) are the two
+	// forms side by side over the rounds: the churn's time, the drain's,
+	// and the namespaces' setup times (p50, p99).
 	Comparisons []Comparison `json:"comparisons,omitempty"`
 	// Explain makes WriteTable say how figures were taken (--explain).
 	Explain bool `json:"-"`
 }
 
-// Comparison is exec mode's times against direct mode's in one phase of a
-// churn: "churn" (CreateNS) or "drain" (DrainNS).
+// Comparison is one form's times against the other's in one phase of a
+// churn: "churn" (CreateNS), "drain" (DrainNS), "setup p50" or "setup p99"
+// (Setup).
 type Comparison struct {
 	Phase string `json:"phase"`
 	devbulk.Comparison
@@ -102,6 +108,10 @@ type Run struct {
 	// namespace (DrainMethod); 0 when that could not be observed.
 	DrainNS     int64  `json:"drain_ns"`
 	DrainMethod string `json:"drain_method,omitempty"`
+	// Setup is the distribution of the namespaces' setup times: unshare
+	// and the payload (in create, the bind mount too; in exec mode, the
+	// whole `unshare -n sh -c` process).
+	Setup *Latency `json:"setup,omitempty"`
 	// PeakBacklog is the most namespaces released but not yet freed at once.
 	PeakBacklog int `json:"peak_backlog"`
 	PeakObjects int `json:"peak_slab_objects"`
@@ -200,6 +210,14 @@ func (o ChurnOptions) Check() error {
 			return fmt.Errorf("--compare exec: %w", err)
 		}
 	}
+	if cp := o.ComparePayload; cp != nil {
+		switch {
+		case o.CompareExec:
+			return errors.New("one comparison at a time: exec or another payload")
+		case cp.Name == o.Payload.Name:
+			return fmt.Errorf("--compare payload:%s is the payload itself", cp.Name)
+		}
+	}
 	if o.Repeat < 0 || o.Repeat > MaxRepeat {
 		return fmt.Errorf("%d rounds out of range: 1..%d", o.Repeat, MaxRepeat)
 	}
@@ -207,7 +225,7 @@ func (o ChurnOptions) Check() error {
 		return fmt.Errorf("%d workers × %d namespaces: each out of range 1..%d", o.Workers, o.PerWorker, MaxNamespaces)
 	}
 	alive := o.Workers // one namespace per worker, and the parent of veth payloads
-	if o.Payload.needsParent {
+	if o.needsParent() {
 		alive++
 	}
 	return CheckCount(o.Workers*o.PerWorker, alive)
@@ -217,16 +235,16 @@ func (o ChurnOptions) Check() error {
 const MaxRepeat = 100
 
 // Churn runs the workers and measures each run and its drain, o.Repeat
-// rounds. With CompareExec every round runs both modes, direct first in odd
-// rounds and exec first in even ones; no run starts before the kernel has
-// freed the namespaces of the one before it (see measure), and the report
-// compares the modes side by side.
+// rounds. With CompareExec or ComparePayload every round runs both forms,
+// the first first in odd rounds and the other first in even ones; no run
+// starts before the kernel has freed the namespaces of the one before it
+// (see measure), and the report compares the forms side by side.
 func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
 	var parent netns.NsHandle = -1
-	if o.Payload.needsParent {
+	if o.needsParent() {
 		var err error
 		if parent, err = namespace.Unshare(); err != nil {
 			return nil, err
@@ -238,17 +256,14 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Header: devbulk.NewHeader(), Scenario: "churn"}
-	modes := []bool{false}
-	if o.CompareExec {
-		modes = []bool{false, true}
-	}
+	vs := o.variants()
 	for round := 1; round <= max(1, o.Repeat); round++ {
-		for i := range modes {
-			exec := modes[i]
+		for i := range vs {
+			v := vs[i]
 			if round%2 == 0 {
-				exec = modes[len(modes)-1-i]
+				v = vs[len(vs)-1-i]
 			}
-			run, err := churnOnce(ctx, o, exec, parent, prof)
+			run, err := churnOnce(ctx, o, v, parent, prof)
 			run.Round = round
 			r.Runs = append(r.Runs, run)
 			if err != nil {
@@ -256,19 +271,60 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 			}
 		}
 	}
-	if o.CompareExec {
-		r.compareModes()
+	if len(vs) == 2 {
+		r.compare(vs[0].label, vs[1].label, func(run Run) string { return variantOf(run, o.ComparePayload != nil) })
 	}
 	return r, nil
 }
 
-// churnOnce is one measured run of the workers, in one mode.
-func churnOnce(ctx context.Context, o ChurnOptions, exec bool, parent netns.NsHandle, prof *kprofile.Profiler) (Run, error) {
-	run := Run{Mode: "direct", Workers: o.Workers, PerWorker: o.PerWorker, Namespaces: o.Workers * o.PerWorker, Payload: o.Payload.Name}
-	if exec {
+// variant is one form a churn round runs: its payload, as syscalls
+// (direct) or as the payload's shell form, a process per namespace (exec).
+type variant struct {
+	label   string // "direct", "exec", or the payload's name
+	exec    bool
+	payload Payload
+}
+
+// variants are the forms each round runs: the payload direct, and what it
+// is compared with.
+func (o ChurnOptions) variants() []variant {
+	vs := []variant{{label: "direct", payload: o.Payload}}
+	switch {
+	case o.CompareExec:
+		vs = append(vs, variant{label: "exec", exec: true, payload: o.Payload})
+	case o.ComparePayload != nil:
+		vs = []variant{{label: o.Payload.Name, payload: o.Payload}, {label: o.ComparePayload.Name, payload: *o.ComparePayload}}
+	}
+	return vs
+}
+
+// variantOf is the label of the form a run was: its payload when payloads
+// are compared, else its mode.
+func variantOf(run Run, byPayload bool) string {
+	if byPayload {
+		return run.Payload
+	}
+	return run.Mode
+}
+
+// needsParent says whether a payload of the run pairs with a parent
+// namespace.
+func (o ChurnOptions) needsParent() bool {
+	return o.Payload.needsParent || (o.ComparePayload != nil && o.ComparePayload.needsParent)
+}
+
+// churnOnce is one measured run of the workers, in one form.
+func churnOnce(ctx context.Context, o ChurnOptions, v variant, parent netns.NsHandle, prof *kprofile.Profiler) (Run, error) {
+	run := Run{Mode: "direct", Workers: o.Workers, PerWorker: o.PerWorker, Namespaces: o.Workers * o.PerWorker, Payload: v.payload.Name}
+	if v.exec {
 		run.Mode = "exec"
 	}
-	var seq, created, released atomic.Int64
+	label := run.Mode
+	if o.ComparePayload != nil {
+		label = v.label
+	}
+	var seq atomic.Int64
+	var t tally
 	body := func() error {
 		var wg sync.WaitGroup
 		errs := make([]error, o.Workers)
@@ -276,45 +332,54 @@ func churnOnce(ctx context.Context, o ChurnOptions, exec bool, parent netns.NsHa
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if exec {
-					shell, _ := o.Payload.Shell() // Check made sure it has one
-					for i := 0; i < o.PerWorker && ctx.Err() == nil && errs[w] == nil; i++ {
-						created.Add(1)
-						errs[w] = execIteration(ctx, shell)
-						released.Add(1)
-					}
+				if v.exec {
+					errs[w] = execIterations(ctx, v.payload, o.PerWorker, &t)
 					return
 				}
-				errs[w] = inFreshNamespaces(ctx, o.PerWorker, &created, &released, func(i int) error {
-					return o.Payload.apply(parent, int(seq.Add(1)), i == 0)
+				errs[w] = inFreshNamespaces(ctx, o.PerWorker, &t, func(i int) error {
+					return v.payload.apply(parent, int(seq.Add(1)), i == 0)
 				})
 			}()
 		}
 		wg.Wait()
 		return errors.Join(errors.Join(errs...), ctx.Err())
 	}
-	err := measure(ctx, &run, steps{body: body, drained: maker(o.Counter, "drain "+run.Mode), created: &created, released: &released,
-		every: o.SampleEvery, progress: counter(o.Counter, "churn "+run.Mode, run.Namespaces), prof: prof})
+	err := measure(ctx, &run, steps{body: body, drained: maker(o.Counter, "drain "+label), created: &t.created, released: &t.released,
+		every: o.SampleEvery, progress: counter(o.Counter, "churn "+label, run.Namespaces), prof: prof})
+	run.Setup = t.setup.latency()
 	return run, err
 }
 
-// compareModes compares exec's runs with direct's: the churn, and the
-// drain where both modes saw it end.
-func (r *Report) compareModes() {
-	times := func(mode string, of func(Run) int64) []float64 {
+// compare compares b's runs with a's (label tells a run's form): the
+// churn, the drain where both forms saw it end, and the setup times.
+func (r *Report) compare(a, b string, label func(Run) string) {
+	times := func(form string, of func(Run) int64) []float64 {
 		var out []float64
 		for _, run := range r.Runs {
-			if run.Mode == mode && of(run) > 0 {
+			if label(run) == form && of(run) > 0 {
 				out = append(out, float64(of(run)))
 			}
 		}
 		return out
 	}
+	setup := func(of func(*Latency) int64) func(Run) int64 {
+		return func(r Run) int64 {
+			if r.Setup == nil {
+				return 0
+			}
+			return of(r.Setup)
+		}
+	}
 	for _, ph := range []struct {
 		name string
 		of   func(Run) int64
-	}{{"churn", func(r Run) int64 { return r.CreateNS }}, {"drain", func(r Run) int64 { return r.DrainNS }}} {
-		if c := devbulk.Compare("direct", "exec", times("direct", ph.of), times("exec", ph.of)); c != nil {
+	}{
+		{"churn", func(r Run) int64 { return r.CreateNS }},
+		{"drain", func(r Run) int64 { return r.DrainNS }},
+		{"setup p50", setup(func(l *Latency) int64 { return l.P50NS })},
+		{"setup p99", setup(func(l *Latency) int64 { return l.P99NS })},
+	} {
+		if c := devbulk.Compare(a, b, times(a, ph.of), times(b, ph.of)); c != nil {
 			r.Comparisons = append(r.Comparisons, Comparison{Phase: ph.name, Comparison: *c})
 		}
 	}
@@ -336,12 +401,29 @@ func counter(mk func(string, int) func(int), label string, total int) func(int) 
 	return mk(label, total)
 }
 
-// execIteration is one iteration of the classic shell form: `unshare -n
-// sh -c SHELL`.
-func execIteration(ctx context.Context, shell string) error {
-	out, err := child.Command(ctx, "unshare", "-n", "sh", "-c", shell).CombinedOutput()
+// tally counts a run's namespaces as they are made and released, with each
+// one's setup time; its workers share it.
+type tally struct {
+	created, released atomic.Int64
+	setup             setupTimes
+}
+
+// execIterations runs n iterations of the payload's classic shell form,
+// `unshare -n sh -c SHELL`, one after the other, each a namespace.
+func execIterations(ctx context.Context, p Payload, n int, t *tally) error {
+	shell, err := p.Shell()
 	if err != nil {
-		return fmt.Errorf("unshare -n: %v: %s", err, strings.TrimSpace(string(out)))
+		return err // Check refuses such a payload first
+	}
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		t.created.Add(1)
+		start := time.Now()
+		out, err := child.Command(ctx, "unshare", "-n", "sh", "-c", shell).CombinedOutput()
+		t.released.Add(1)
+		if err != nil {
+			return fmt.Errorf("unshare -n: %v: %s", err, strings.TrimSpace(string(out)))
+		}
+		t.setup.add(time.Since(start))
 	}
 	return nil
 }
@@ -350,9 +432,10 @@ func execIteration(ctx context.Context, shell string) error {
 // call inside a new network namespace that the thread leaves when the call
 // returns — which releases it unless each kept a reference (a bind mount).
 // It is the loop of `unshare -n CMD` without a process per iteration.
-// created and released, when not nil, count the namespaces entered and
-// left. It stops early, without error, when ctx is done.
-func inFreshNamespaces(ctx context.Context, n int, created, released *atomic.Int64, each func(i int) error) error {
+// t counts the namespaces entered and left, and gets each one's setup
+// time, from unshare to each's return. It stops early, without error, when
+// ctx is done.
+func inFreshNamespaces(ctx context.Context, n int, t *tally, each func(i int) error) error {
 	return namespace.Run(namespace.Current, func() error {
 		home, err := netns.Get()
 		if err != nil {
@@ -360,19 +443,19 @@ func inFreshNamespaces(ctx context.Context, n int, created, released *atomic.Int
 		}
 		defer home.Close()
 		for i := 0; i < n && ctx.Err() == nil; i++ {
+			start := time.Now()
 			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 				return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
 			}
-			if created != nil {
-				created.Add(1)
-			}
+			t.created.Add(1)
 			err := each(i)
+			if err == nil {
+				t.setup.add(time.Since(start))
+			}
 			if serr := netns.Set(home); serr != nil {
 				return errors.Join(err, fmt.Errorf("setns back: %w", serr))
 			}
-			if released != nil {
-				released.Add(1)
-			}
+			t.released.Add(1)
 			if err != nil {
 				return err
 			}

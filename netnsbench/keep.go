@@ -116,7 +116,9 @@ type keeper struct {
 // unmounts what was counted.
 func (k *keeper) body(ctx context.Context) error {
 	curve := newCurve(k.step, k.o.Count)
-	err := inFreshNamespaces(ctx, k.o.Count, nil, nil, func(i int) error {
+	var t tally // keep counts what it pinned itself
+	defer func() { k.run.Setup = t.setup.latency() }()
+	err := inFreshNamespaces(ctx, k.o.Count, &t, func(i int) error {
 		if err := k.m.Pin(i); err != nil {
 			return err
 		}

@@ -133,7 +133,7 @@ func init() {
 			return p.push("lo-up", item{name: word, apply: loUp, shell: "ip link set lo up"})
 		}},
 		{form: "sysctl:KEY=VALUE", help: "net.*", program: "sysctl", parse: parseSysctl},
-		{form: "veth:N", help: "N pairs to a parent namespace", parse: parseVeth},
+		{form: "veth:N[:moved]", help: "N pairs to a parent namespace, its ends made there; moved: both ends made here and the parent's moved out, as CNI's classic SetupVeth", parse: parseVeth},
 		{form: "devices:KIND:COUNT", parse: parseDevices},
 		{form: "ipvs:N", help: "N IPVS services", program: "ipvsadm", parse: func(p *Payload, word, arg string) error {
 			n, err := itemCount(word, arg, MaxIPVSServices)
@@ -209,16 +209,21 @@ func itemCount(word, arg string, max int) (int, error) {
 }
 
 func parseVeth(p *Payload, word, arg string) error {
-	n := 1 // veth alone
+	n, moved := 1, false // veth alone
 	if strings.Contains(word, ":") {
+		count, how, hasHow := strings.Cut(arg, ":")
+		if hasHow && how != "moved" {
+			return fmt.Errorf("payload item %q: want veth:N or veth:N:moved", word)
+		}
 		var err error
-		if n, err = itemCount(word, arg, MaxVeths); err != nil {
+		if n, err = itemCount(word, count, MaxVeths); err != nil {
 			return err
 		}
+		moved = hasHow
 	}
 	p.needsParent = true
 	p.addKind(devices.Veth)
-	return p.push("veth", item{name: word, apply: func(parent netns.NsHandle, seq int, _ bool) error { return vethsToParent(parent, seq, n) }})
+	return p.push("veth", item{name: word, apply: func(parent netns.NsHandle, seq int, _ bool) error { return vethsToParent(parent, seq, n, moved) }})
 }
 
 func parseSysctl(p *Payload, word, arg string) error {
@@ -350,17 +355,34 @@ func create(links []devices.Link) error {
 }
 
 // vethsToParent creates n veth pairs inside the namespace (eth0..) whose
-// peers live in the run's parent namespace, as container runtimes do.
-func vethsToParent(parent netns.NsHandle, seq, n int) error {
+// peers live in the run's parent namespace, as container runtimes do:
+// created there directly (CNI since 2021), or, moved, created here and then
+// moved out (CNI's classic SetupVeth), which costs the kernel two
+// synchronize_net and an rcu_barrier per moved end.
+func vethsToParent(parent netns.NsHandle, seq, n int, moved bool) error {
 	c, err := nlbatch.DialHere(nlbatch.Options{RcvBuf: 64 << 10})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	ctx := context.Background()
 	for i := range n {
 		l := devices.Link{Kind: devices.Veth, Name: fmt.Sprintf("eth%d", i), Peer: vethPeer(seq, i), PeerNetns: int(parent)}
-		if err := c.Do(context.Background(), l.Message()); err != nil {
+		if moved {
+			l.PeerNetns = 0
+		}
+		if err := c.Do(ctx, l.Message()); err != nil {
 			return err
+		}
+		if !moved {
+			continue
+		}
+		peer, err := c.LinkByName(l.Peer)
+		if err != nil {
+			return err
+		}
+		if err := c.Do(ctx, nlbatch.SetNetnsRequest(peer.Index, int(parent))); err != nil {
+			return fmt.Errorf("moving %s out: %w", l.Peer, err)
 		}
 	}
 	return nil

@@ -16,7 +16,7 @@ import (
 func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "devbulk %s  %s  netns %s\n\n", r.Version, r.Machine(), r.Scenario)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "round\tmode\tworkers\tper worker\tpayload\tcreate\tnetns/s\tuser\tsys\tCPU %\town/kernel %\trelease\tdrain\tpeak backlog\tpeak slab\t")
+	fmt.Fprintln(tw, "round\tmode\tworkers\tper worker\tpayload\tcreate\tnetns/s\tsetup p50\tp99\tmax\tuser\tsys\tCPU %\town/kernel %\trelease\tdrain\tpeak backlog\tpeak slab\t")
 	for _, run := range r.Runs {
 		drain := "unknown"
 		if run.DrainMethod != "" {
@@ -26,8 +26,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if run.ReleaseNS > 0 {
 			release = result.FormatNS(run.ReleaseNS)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f MiB\t\n", max(1, run.Round), run.Mode, run.Workers, run.PerWorker,
-			run.Payload, result.FormatNS(run.CreateNS), run.NetnsPerSec, result.FormatNS(run.UserNS),
+		p50, p99, worst := "-", "-", "-"
+		if l := run.Setup; l != nil {
+			p50, p99, worst = result.FormatNS(l.P50NS), result.FormatNS(l.P99NS), result.FormatNS(l.MaxNS)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f MiB\t\n", max(1, run.Round), run.Mode, run.Workers, run.PerWorker,
+			run.Payload, result.FormatNS(run.CreateNS), run.NetnsPerSec, p50, p99, worst, result.FormatNS(run.UserNS),
 			result.FormatNS(run.SysNS), percent(run.UserNS+run.SysNS, run.CreateNS), percent(run.UserNS, run.KernelNS),
 			release, drain, run.PeakBacklog, float64(run.PeakSlabBytes)/(1<<20))
 	}
@@ -61,7 +65,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if !r.Explain {
 		return nil
 	}
-	fmt.Fprintln(w, "\nCPU % = (user+sys)/create; own/kernel % = devbulk's user time / all CPUs' kernel time (/proc/stat) during create")
+	fmt.Fprintln(w, "\nsetup = each namespace's unshare and payload (create: and its bind mount; exec mode: its whole unshare -n sh -c process), nearest-rank percentiles over the run's namespaces")
+	fmt.Fprintln(w, "CPU % = (user+sys)/create; own/kernel % = devbulk's user time / all CPUs' kernel time (/proc/stat) during create")
 	_, err := fmt.Fprintf(w, "\ndrain = from the last release until %s\n", DrainMethod)
 	return err
 }
@@ -104,9 +109,10 @@ func (r *Report) writeComparisons(w io.Writer) error {
 	var words []string
 	for i, c := range r.Comparisons {
 		rows[i] = devbulk.ComparisonRow{Keys: []string{c.Phase}, Comparison: c.Comparison}
-		words = append(words, fmt.Sprintf("exec %s: %s", c.Phase, c.Words("round")))
+		words = append(words, fmt.Sprintf("%s %s: %s", c.B, c.Phase, c.Words("round")))
 	}
-	err := devbulk.WriteComparisons(w, "exec against direct, side by side (ratio = exec/direct: above 1, direct is faster)",
+	a, b := r.Comparisons[0].A, r.Comparisons[0].B
+	err := devbulk.WriteComparisons(w, fmt.Sprintf("%s against %s, side by side (ratio = %s/%s: above 1, %s is faster)", b, a, b, a, a),
 		[]string{"phase"}, "rounds", rows)
 	if err != nil {
 		return err

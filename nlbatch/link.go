@@ -146,6 +146,18 @@ func SetGroupRequest(index int32, group uint32) []byte {
 	return req.Serialize()
 }
 
+// SetNetnsRequest builds the RTM_NEWLINK that moves one link into the
+// namespace of the file descriptor nsfd (ip link set DEV netns NS): the
+// kernel's __dev_change_net_namespace, which waits for RCU per device.
+func SetNetnsRequest(index int32, nsfd int) []byte {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, 0)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = index
+	req.AddData(msg)
+	req.AddData(nl.NewRtAttr(unix.IFLA_NET_NS_FD, nl.Uint32Attr(uint32(nsfd))))
+	return req.Serialize()
+}
+
 // ParseLink decodes an RTM_NEWLINK message (header included).
 func ParseLink(msg []byte) (Link, error) {
 	const hdr = unix.NLMSG_HDRLEN

@@ -160,6 +160,50 @@ func TestNetnsChurnCompareExec(t *testing.T) {
 	}
 }
 
+// Issue 26 (items 3 and 4): CNI's two veth setups side by side in one
+// churn — the peer made directly in the parent namespace (veth:1) against
+// both ends made inside and the parent's moved out (veth:1:moved) — with
+// each run's per-namespace setup times and the payloads compared, churn,
+// drain and setup p50 and p99, the order alternating.
+func TestNetnsChurnComparePayloads(t *testing.T) {
+	needRoot(t)
+	needKind(t, "veth")
+	r := run(t, t.TempDir(), "netns", "churn", "--workers", "3", "--per-worker", "20", "--payload", "veth:1",
+		"--compare", "payload:veth:1:moved", "--repeat", "2", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep netnsbench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	var order []string
+	for _, run := range rep.Runs {
+		order = append(order, fmt.Sprintf("%d %s", run.Round, run.Payload))
+		s := run.Setup
+		if run.Mode != "direct" || s == nil || s.Count != 60 || s.P50NS <= 0 || s.P50NS > s.P99NS || s.P99NS > s.MaxNS || s.MaxNS > run.CreateNS {
+			t.Errorf("run %s: mode %s, setup %+v within %d ns", run.Payload, run.Mode, s, run.CreateNS)
+		}
+	}
+	if got := strings.Join(order, ", "); got != "1 veth:1, 1 veth:1:moved, 2 veth:1:moved, 2 veth:1" {
+		t.Errorf("runs in the order %s", got)
+	}
+	var phases []string
+	for _, c := range rep.Comparisons {
+		phases = append(phases, c.Phase)
+		if c.A != "veth:1" || c.B != "veth:1:moved" || c.N != 2 {
+			t.Errorf("comparison %+v: want veth:1:moved against veth:1 over 2 rounds", c)
+		}
+	}
+	if strings.Join(phases, ",") != "churn,drain,setup p50,setup p99" {
+		t.Errorf("compared %v", phases)
+	}
+	table := run(t, t.TempDir(), "netns", "churn", "--workers", "1", "--per-worker", "5", "--payload", "veth:1:moved")
+	if table.code != 0 || !strings.Contains(table.stdout, "setup p50") || !strings.Contains(table.stdout, "veth:1:moved") {
+		t.Errorf("table: exit %d\n%s%s", table.code, table.stdout, table.stderr)
+	}
+}
+
 // startNetnsCreate starts a long `netns create` and waits until it has made
 // 100 namespaces; it returns the command and the run's mount directory.
 func startNetnsCreate(t *testing.T, state string) (*exec.Cmd, string) {
@@ -235,16 +279,20 @@ func TestNetnsCreateInterruptAndCleanup(t *testing.T) {
 func TestNetnsBadInput(t *testing.T) {
 	needRoot(t)
 	for args, want := range map[string]string{
-		"netns churn --workers 0":                      "--workers \"0\" out of range: 1..1024",
-		"netns churn --payload wormhole":               "unknown payload",
-		"netns churn --payload devices:vlan:3":         "not payloads",
-		"netns churn --payload devices:ifb:0":          "COUNT out of range: 1..10000",
-		"netns churn --workers 1000 --per-worker 1001": "1001000 namespaces out of range: 1..1000000",
-		"netns churn --compare shell":                  "the only comparison is exec",
-		"netns sequential --count 0":                   "--count \"0\" out of range",
-		"netns create --count 0":                       "--count \"0\" out of range",
-		"netns create --count 10 --step 11":            "--step \"11\" out of range: 1..10",
-		"netns create --count 200000":                  "over /proc/sys/user/max_net_namespaces",
+		"netns churn --workers 0":                               "--workers \"0\" out of range: 1..1024",
+		"netns churn --payload wormhole":                        "unknown payload",
+		"netns churn --payload devices:vlan:3":                  "not payloads",
+		"netns churn --payload devices:ifb:0":                   "COUNT out of range: 1..10000",
+		"netns churn --workers 1000 --per-worker 1001":          "1001000 namespaces out of range: 1..1000000",
+		"netns churn --compare shell":                           "valid are exec and payload:LIST",
+		"netns churn --compare payload:wormhole":                "unknown payload item \"wormhole\"",
+		"netns churn --payload veth:1 --compare payload:veth:1": "--compare payload:veth:1 is the payload itself",
+		"netns churn --compare exec --payload veth:1:moved":     "--compare exec: payload item veth:1:moved has no shell form",
+		"netns churn --payload veth:1:copied":                   "want veth:N or veth:N:moved",
+		"netns sequential --count 0":                            "--count \"0\" out of range",
+		"netns create --count 0":                                "--count \"0\" out of range",
+		"netns create --count 10 --step 11":                     "--step \"11\" out of range: 1..10",
+		"netns create --count 200000":                           "over /proc/sys/user/max_net_namespaces",
 	} {
 		state := t.TempDir()
 		r := run(t, state, strings.Fields(args)...)

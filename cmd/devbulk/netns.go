@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"strings"
 
 	"github.com/devbulk/devbulk"
 
@@ -31,7 +32,8 @@ func netnsChurnCommand(common []cli.Flag) *cli.Command {
 			&cli.StringFlag{Name: "per-worker", Value: "100", Usage: "namespaces per worker"},
 			payloadFlag("lo-up"),
 			&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the payload's classic shell form, unshare -n sh -c '...' (ip link set lo up, " +
-				"sysctl -w, ipvsadm -A), side by side (the order alternating round by round)"},
+				"sysctl -w, ipvsadm -A); payload:LIST: also run another payload (payload:veth:1:moved against --payload veth:1); " +
+				"side by side, the order alternating round by round"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "rounds (1..100); each waits for the kernel to free the namespaces of the run before it"},
 		}, common...),
 		Action: churn,
@@ -72,10 +74,15 @@ func churn(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	release, err := o.Payload.Prepare()
-	defer release()
-	if err != nil {
-		return err
+	for _, p := range []*netnsbench.Payload{&o.Payload, o.ComparePayload} {
+		if p == nil {
+			continue
+		}
+		release, err := p.Prepare()
+		defer release()
+		if err != nil {
+			return err
+		}
 	}
 	r, err := netnsbench.Churn(c.Context, o)
 	return writeNetns(c, r, err)
@@ -121,26 +128,41 @@ func churnOptionsOf(c *cli.Context) (netnsbench.ChurnOptions, error) {
 	if o.Repeat, err = intFlag(c, "repeat", 1, netnsbench.MaxRepeat); err != nil {
 		return o, err
 	}
-	switch c.String("compare") {
-	case "":
-	case "exec":
-		o.CompareExec = true
-		shell, err := o.Payload.Shell()
-		if err != nil {
-			return o, usagef("--compare exec: %v", err)
-		}
-		for _, prog := range append([]string{"unshare", "sh"}, o.Payload.Programs()...) {
-			if _, err := exec.LookPath(prog); err != nil {
-				return o, devbulk.NotSupported("--compare exec runs `unshare -n sh -c '%s'`: %w", shell, err)
-			}
-		}
-	default:
-		return o, usagef("--compare %q: the only comparison is exec", c.String("compare"))
+	if err := compareOf(c, &o); err != nil {
+		return o, err
 	}
 	if err := o.Check(); err != nil {
 		return o, usage(err)
 	}
 	return o, nil
+}
+
+// compareOf reads churn's --compare: exec needs the shell loop's
+// programs; payload:LIST another payload.
+func compareOf(c *cli.Context, o *netnsbench.ChurnOptions) error {
+	switch what := c.String("compare"); {
+	case what == "":
+	case what == "exec":
+		o.CompareExec = true
+		shell, err := o.Payload.Shell()
+		if err != nil {
+			return usagef("--compare exec: %v", err)
+		}
+		for _, prog := range append([]string{"unshare", "sh"}, o.Payload.Programs()...) {
+			if _, err := exec.LookPath(prog); err != nil {
+				return devbulk.NotSupported("--compare exec runs `unshare -n sh -c '%s'`: %w", shell, err)
+			}
+		}
+	case strings.HasPrefix(what, "payload:"):
+		p, err := netnsbench.ParsePayload(strings.TrimPrefix(what, "payload:"))
+		if err != nil {
+			return usagef("--compare %s: %v", what, err)
+		}
+		o.ComparePayload = &p
+	default:
+		return usagef("--compare %q: valid are exec and payload:LIST (as payload:veth:1:moved)", what)
+	}
+	return nil
 }
 
 func sequential(c *cli.Context) error {
