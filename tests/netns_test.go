@@ -132,14 +132,7 @@ func TestNetnsRouterPayload(t *testing.T) {
 // is unreliable for short phases.)
 func TestNetnsChurnCompareExec(t *testing.T) {
 	needRoot(t)
-	r := run(t, t.TempDir(), "netns", "churn", "--workers", "2", "--per-worker", "100", "--compare", "exec", "--repeat", "2", "--json")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	var rep netnsbench.Report
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("%v\n%s", err, r.stdout)
-	}
+	rep := netnsJSON(t, "churn", "--workers", "2", "--per-worker", "100", "--compare", "exec", "--repeat", "2")
 	var order []string
 	for _, run := range rep.Runs {
 		order = append(order, fmt.Sprintf("%d %s", run.Round, run.Mode))
@@ -150,7 +143,11 @@ func TestNetnsChurnCompareExec(t *testing.T) {
 	if got := strings.Join(order, ", "); got != "1 direct, 1 exec, 2 exec, 2 direct" {
 		t.Errorf("runs in the order %s, want direct first in round 1 and exec first in round 2", got)
 	}
-	if len(rep.Comparisons) != 2 || rep.Comparisons[0].Phase != "churn" || rep.Comparisons[1].Phase != "drain" {
+	var phases []string
+	for _, c := range rep.Comparisons {
+		phases = append(phases, c.Phase)
+	}
+	if strings.Join(phases, ",") != "churn,drain,setup p50,setup p99" {
 		t.Fatalf("comparisons: %+v", rep.Comparisons)
 	}
 	for _, c := range rep.Comparisons {
@@ -158,6 +155,20 @@ func TestNetnsChurnCompareExec(t *testing.T) {
 			t.Errorf("comparison %+v: want exec against direct over 2 rounds, too few for a verdict", c)
 		}
 	}
+}
+
+// netnsJSON runs devbulk netns ARGS --json and reads its report.
+func netnsJSON(t *testing.T, args ...string) netnsbench.Report {
+	t.Helper()
+	r := run(t, t.TempDir(), append(append([]string{"netns"}, args...), "--json")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep netnsbench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	return rep
 }
 
 // Issue 26 (items 3 and 4): CNI's two veth setups side by side in one
@@ -168,15 +179,8 @@ func TestNetnsChurnCompareExec(t *testing.T) {
 func TestNetnsChurnComparePayloads(t *testing.T) {
 	needRoot(t)
 	needKind(t, "veth")
-	r := run(t, t.TempDir(), "netns", "churn", "--workers", "3", "--per-worker", "20", "--payload", "veth:1",
-		"--compare", "payload:veth:1:moved", "--repeat", "2", "--json")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	var rep netnsbench.Report
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("%v\n%s", err, r.stdout)
-	}
+	rep := netnsJSON(t, "churn", "--workers", "3", "--per-worker", "20", "--payload", "veth:1",
+		"--compare", "payload:veth:1:moved", "--repeat", "2")
 	var order []string
 	for _, run := range rep.Runs {
 		order = append(order, fmt.Sprintf("%d %s", run.Round, run.Payload))

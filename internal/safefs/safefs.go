@@ -28,12 +28,8 @@ func Dir(dir string) error {
 		return fmt.Errorf("%w: %s is a symlink", ErrUnsafe, dir)
 	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
 		return fmt.Errorf("%w: %s is not a directory", ErrUnsafe, dir)
-	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("%w: %s is owned by uid %d, not root", ErrUnsafe, dir, st.Uid)
-	case st.Mode&0o022 != 0:
-		return fmt.Errorf("%w: %s is writable by group or others (mode %04o): chmod go-w it", ErrUnsafe, dir, st.Mode&0o7777)
 	}
-	return nil
+	return onlyRootWrites(dir, &st)
 }
 
 // Program checks that path is a regular executable file (not a symlink),
@@ -51,12 +47,20 @@ func Program(path string) error {
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		return fmt.Errorf("%w: %s is not a regular file", ErrUnsafe, path)
+	case st.Mode&0o100 == 0:
+		return fmt.Errorf("%w: %s is not executable", ErrUnsafe, path)
+	}
+	return onlyRootWrites(path, &st)
+}
+
+// onlyRootWrites checks that path (whose lstat is st) is owned by root (or
+// the caller) and not writable by group or others.
+func onlyRootWrites(path string, st *unix.Stat_t) error {
+	switch {
 	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
 		return fmt.Errorf("%w: %s is owned by uid %d, not root", ErrUnsafe, path, st.Uid)
 	case st.Mode&0o022 != 0:
-		return fmt.Errorf("%w: %s is writable by group or others (mode %04o)", ErrUnsafe, path, st.Mode&0o7777)
-	case st.Mode&0o100 == 0:
-		return fmt.Errorf("%w: %s is not executable", ErrUnsafe, path)
+		return fmt.Errorf("%w: %s is writable by group or others (mode %04o): chmod go-w it", ErrUnsafe, path, st.Mode&0o7777)
 	}
 	return nil
 }
