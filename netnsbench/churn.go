@@ -214,8 +214,8 @@ func (o ChurnOptions) Check() error {
 		switch {
 		case o.CompareExec:
 			return errors.New("one comparison at a time: exec or another payload")
-		case cp.Name == o.Payload.Name:
-			return fmt.Errorf("--compare payload:%s is the payload itself", cp.Name)
+		case cp.same(o.Payload):
+			return fmt.Errorf("--compare payload:%s is the payload itself (%s)", cp.Name, o.Payload.Name)
 		}
 	}
 	if o.Repeat < 0 || o.Repeat > MaxRepeat {
@@ -257,13 +257,14 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 	}
 	r := &Report{Header: devbulk.NewHeader(), Scenario: "churn"}
 	vs := o.variants()
+	var seq atomic.Int64 // across runs: names in the shared parent never repeat
 	for round := 1; round <= max(1, o.Repeat); round++ {
 		for i := range vs {
 			v := vs[i]
 			if round%2 == 0 {
 				v = vs[len(vs)-1-i]
 			}
-			run, err := churnOnce(ctx, o, v, parent, prof)
+			run, err := churnOnce(ctx, o, v, runEnv{parent: parent, seq: &seq, prof: prof})
 			run.Round = round
 			r.Runs = append(r.Runs, run)
 			if err != nil {
@@ -313,17 +314,21 @@ func (o ChurnOptions) needsParent() bool {
 	return o.Payload.needsParent || (o.ComparePayload != nil && o.ComparePayload.needsParent)
 }
 
+// runEnv is what a churn's runs share: the payloads' parent namespace,
+// the namespaces' sequence number (which names their veth peers there),
+// and the profiler.
+type runEnv struct {
+	parent netns.NsHandle
+	seq    *atomic.Int64
+	prof   *kprofile.Profiler
+}
+
 // churnOnce is one measured run of the workers, in one form.
-func churnOnce(ctx context.Context, o ChurnOptions, v variant, parent netns.NsHandle, prof *kprofile.Profiler) (Run, error) {
+func churnOnce(ctx context.Context, o ChurnOptions, v variant, env runEnv) (Run, error) {
 	run := Run{Mode: "direct", Workers: o.Workers, PerWorker: o.PerWorker, Namespaces: o.Workers * o.PerWorker, Payload: v.payload.Name}
 	if v.exec {
 		run.Mode = "exec"
 	}
-	label := run.Mode
-	if o.ComparePayload != nil {
-		label = v.label
-	}
-	var seq atomic.Int64
 	var t tally
 	body := func() error {
 		var wg sync.WaitGroup
@@ -337,15 +342,15 @@ func churnOnce(ctx context.Context, o ChurnOptions, v variant, parent netns.NsHa
 					return
 				}
 				errs[w] = inFreshNamespaces(ctx, o.PerWorker, &t, func(i int) error {
-					return v.payload.apply(parent, int(seq.Add(1)), i == 0)
+					return v.payload.apply(env.parent, int(env.seq.Add(1)), i == 0)
 				})
 			}()
 		}
 		wg.Wait()
 		return errors.Join(errors.Join(errs...), ctx.Err())
 	}
-	err := measure(ctx, &run, steps{body: body, drained: maker(o.Counter, "drain "+label), created: &t.created, released: &t.released,
-		every: o.SampleEvery, progress: counter(o.Counter, "churn "+label, run.Namespaces), prof: prof})
+	err := measure(ctx, &run, steps{body: body, drained: maker(o.Counter, "drain "+v.label), created: &t.created, released: &t.released,
+		every: o.SampleEvery, progress: counter(o.Counter, "churn "+v.label, run.Namespaces), prof: env.prof})
 	run.Setup = t.setup.latency()
 	return run, err
 }

@@ -133,7 +133,7 @@ func init() {
 			return p.push("lo-up", item{name: word, apply: loUp, shell: "ip link set lo up"})
 		}},
 		{form: "sysctl:KEY=VALUE", help: "net.*", program: "sysctl", parse: parseSysctl},
-		{form: "veth:N[:moved]", help: "N pairs to a parent namespace, its ends made there; moved: both ends made here and the parent's moved out, as CNI's classic SetupVeth", parse: parseVeth},
+		{form: "veth:N", help: "N pairs to a parent namespace, the peers made there; veth:N:moved: both ends made inside and the peers moved out, as CNI's classic SetupVeth", parse: parseVeth},
 		{form: "devices:KIND:COUNT", parse: parseDevices},
 		{form: "ipvs:N", help: "N IPVS services", program: "ipvsadm", parse: func(p *Payload, word, arg string) error {
 			n, err := itemCount(word, arg, MaxIPVSServices)
@@ -284,6 +284,23 @@ func (p Payload) apply(parent netns.NsHandle, seq int, first bool) error {
 		}
 	}
 	return nil
+}
+
+// same reports whether p and q make the same items, in whatever order (a
+// bare veth is veth:1).
+func (p Payload) same(q Payload) bool {
+	items := func(p Payload) []string {
+		out := make([]string, len(p.items))
+		for i, it := range p.items {
+			out[i] = it.name
+			if it.name == "veth" {
+				out[i] = "veth:1"
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(items(p), items(q))
 }
 
 // Programs are the programs the payload's shell form runs, but an exec

@@ -144,3 +144,47 @@ func TestBareItemsTakeNoArgument(t *testing.T) {
 		t.Errorf("lo-up:1: %v, want unknown payload item", err)
 	}
 }
+
+// Payloads are the same whatever the order of their items, and a bare veth
+// is veth:1; the moved form is another payload.
+func TestSamePayload(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"veth", "veth:1", true},
+		{"lo-up,veth:1", "veth:1,lo-up", true},
+		{"router", "veth:2,sysctl:net.ipv4.ip_forward=1,lo-up", true},
+		{"veth:1", "veth:1:moved", false},
+		{"veth:1", "veth:2", false},
+		{"lo-up", "lo-up,veth:1", false},
+	} {
+		a, errA := ParsePayload(tc.a)
+		b, errB := ParsePayload(tc.b)
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		if a.same(b) != tc.same || b.same(a) != tc.same {
+			t.Errorf("%s and %s: same %v, want %v", tc.a, tc.b, a.same(b), tc.same)
+		}
+	}
+}
+
+// A churn makes the parent namespace when either payload pairs with one.
+func TestChurnNeedsParent(t *testing.T) {
+	lo, _ := ParsePayload("lo-up")
+	moved, _ := ParsePayload("veth:1:moved")
+	for _, tc := range []struct {
+		o    ChurnOptions
+		want bool
+	}{
+		{ChurnOptions{Payload: lo}, false},
+		{ChurnOptions{Payload: moved}, true},
+		{ChurnOptions{Payload: lo, ComparePayload: &moved}, true},
+		{ChurnOptions{Payload: moved, ComparePayload: &lo}, true},
+	} {
+		if got := tc.o.needsParent(); got != tc.want {
+			t.Errorf("%s against %v: needs a parent %v, want %v", tc.o.Payload.Name, tc.o.ComparePayload, got, tc.want)
+		}
+	}
+}

@@ -41,7 +41,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, run := range r.Runs {
 		if run.Interrupted {
 			fmt.Fprintf(w, "round %d %s: INTERRUPTED after %s (rates over those; release and drain not measured)\n",
-				max(1, run.Round), run.Mode, outOf(int(run.Created), run.Namespaces, "namespace"))
+				max(1, run.Round), run.form(), outOf(int(run.Created), run.Namespaces, "namespace"))
 		}
 	}
 	for _, run := range r.Runs {
@@ -71,6 +71,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return err
 }
 
+// form names a run in lines about it: its mode and payload ("direct,
+// veth:1:moved"), which tell apart the runs of a round.
+func (run Run) form() string { return run.Mode + ", " + run.Payload }
+
 // outOf is "n of total things", or "total things" when all were done.
 func outOf(n, total int, thing string) string {
 	if n == total {
@@ -82,10 +86,10 @@ func outOf(n, total int, thing string) string {
 // WriteSeries writes every run's samples as CSV.
 func (r *Report) WriteSeries(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"round", "mode", "t_ns", "created", "released", "objects", "backlog"})
+	_ = cw.Write([]string{"round", "mode", "payload", "t_ns", "created", "released", "objects", "backlog"})
 	for _, run := range r.Runs {
 		for _, s := range run.Series {
-			_ = cw.Write([]string{strconv.Itoa(max(1, run.Round)), run.Mode, strconv.FormatInt(s.TNS, 10), strconv.FormatInt(s.Created, 10),
+			_ = cw.Write([]string{strconv.Itoa(max(1, run.Round)), run.Mode, run.Payload, strconv.FormatInt(s.TNS, 10), strconv.FormatInt(s.Created, 10),
 				strconv.FormatInt(s.Released, 10), strconv.Itoa(s.Objects), strconv.Itoa(s.Backlog)})
 		}
 	}
@@ -133,7 +137,7 @@ func (r *Report) writeProfiles(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(w, "\nround %d %s: the cleanup worker's time (cleanup_net, %s for %d namespaces), by function:\n",
-			max(1, run.Round), run.Mode, result.FormatNS(run.WorkerNS), run.Namespaces)
+			max(1, run.Round), run.form(), result.FormatNS(run.WorkerNS), run.Namespaces)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "function\tcalls\ttotal\tper namespace\tshare\t")
 		for _, e := range run.Profile[:min(profileRows, len(run.Profile))] {

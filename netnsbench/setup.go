@@ -40,9 +40,6 @@ func (s *setupTimes) latency() *Latency {
 	}
 	sorted := slices.Clone(s.ns)
 	slices.Sort(sorted)
-	rank := func(q float64) int64 {
-		i := int(q*float64(len(sorted))+0.999999999) - 1 // ceil(q n) - 1
-		return sorted[min(max(i, 0), len(sorted)-1)]
-	}
-	return &Latency{Count: len(sorted), P50NS: rank(0.50), P99NS: rank(0.99), MaxNS: sorted[len(sorted)-1]}
+	rank := func(percent int) int64 { return sorted[(percent*len(sorted)+99)/100-1] } // the ceil(q n)-th
+	return &Latency{Count: len(sorted), P50NS: rank(50), P99NS: rank(99), MaxNS: sorted[len(sorted)-1]}
 }

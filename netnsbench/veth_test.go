@@ -2,6 +2,7 @@ package netnsbench
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netns"
@@ -10,10 +11,10 @@ import (
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
-// linkNames lists the names of the links of ns.
-func linkNames(t *testing.T, ns netns.NsHandle) map[string]bool {
+// linkIndexes maps the names of the links of ns to their ifindexes.
+func linkIndexes(t *testing.T, ns netns.NsHandle) map[string]int32 {
 	t.Helper()
-	names := map[string]bool{}
+	names := map[string]int32{}
 	err := namespace.Run(ns, func() error {
 		c, err := nlbatch.DialHere(nlbatch.Options{})
 		if err != nil {
@@ -22,7 +23,7 @@ func linkNames(t *testing.T, ns netns.NsHandle) map[string]bool {
 		defer c.Close()
 		links, err := c.Links()
 		for _, l := range links {
-			names[l.Name] = true
+			names[l.Name] = l.Index
 		}
 		return err
 	})
@@ -33,8 +34,12 @@ func linkNames(t *testing.T, ns netns.NsHandle) map[string]bool {
 }
 
 // Both forms of veth:N leave the pairs' eth ends in the namespace and their
-// peers in the parent: made there directly, or (moved) made beside eth0 and
-// moved out. Real kernel, in namespaces of the test's own.
+// peers in the parent: made there directly, or (moved) made beside their
+// eth and moved out. Their ifindexes tell the two apart: a peer made in the
+// fresh parent is numbered there, as its eth is in the fresh namespace
+// (both 2, then 3); a moved peer keeps the number it got beside its eth,
+// made just before it (eth's - 1), free in the parent. Real kernel, in namespaces of the
+// test's own.
 func TestVethsToParent(t *testing.T) {
 	if testing.Short() || os.Geteuid() != 0 {
 		t.Skip("needs root (network namespaces)")
@@ -58,15 +63,16 @@ func TestVethsToParent(t *testing.T) {
 			if err := namespace.Run(pod, func() error { return p.apply(parent, 7, true) }); err != nil {
 				t.Fatal(err)
 			}
-			in, out := linkNames(t, pod), linkNames(t, parent)
-			for _, name := range []string{"eth0", "eth1"} {
-				if !in[name] || out[name] {
-					t.Errorf("%s: in the namespace %v, in the parent %v", name, in[name], out[name])
+			in, out := linkIndexes(t, pod), linkIndexes(t, parent)
+			moved := strings.HasSuffix(spec, ":moved")
+			for i, pair := range [][2]string{{"eth0", "v7"}, {"eth1", "v7_1"}} {
+				eth, peer := pair[0], pair[1]
+				if in[eth] == 0 || out[eth] != 0 || in[peer] != 0 || out[peer] == 0 {
+					t.Fatalf("pair %d: %s in the namespace as %d, in the parent as %d; %s in the namespace as %d, in the parent as %d",
+						i, eth, in[eth], out[eth], peer, in[peer], out[peer])
 				}
-			}
-			for _, name := range []string{"v7", "v7_1"} {
-				if in[name] || !out[name] {
-					t.Errorf("%s: in the namespace %v, in the parent %v", name, in[name], out[name])
+				if want := in[eth] - map[bool]int32{false: 0, true: 1}[moved]; out[peer] != want {
+					t.Errorf("%s's peer %s is ifindex %d in the parent, want %d (%s is %d)", eth, peer, out[peer], want, eth, in[eth])
 				}
 			}
 		})

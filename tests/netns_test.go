@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,6 +73,11 @@ func TestNetnsScenarios(t *testing.T) {
 			}
 			if last := run.Series[len(run.Series)-1]; last.Created != int64(run.Namespaces) || last.Released != last.Created {
 				t.Errorf("%d namespaces: last sample %+v", run.Namespaces, last)
+			}
+			// Every namespace's setup is timed, but in the sequential
+			// loop, which has no payload to time.
+			if want := run.Namespaces; r.Scenario == "sequential" && run.Setup != nil || r.Scenario != "sequential" && (run.Setup == nil || run.Setup.Count != want || run.Setup.P50NS <= 0) {
+				t.Errorf("%s: setup %+v, want %d namespaces'", r.Scenario, run.Setup, want)
 			}
 			if r.Scenario == "create" {
 				if len(run.Rate) != 3 || run.Rate[2].Created != 60 || run.Rate[0].NetnsPerSec <= 0 || run.ReleaseNS <= 0 {
@@ -203,8 +209,8 @@ func TestNetnsChurnComparePayloads(t *testing.T) {
 		t.Errorf("compared %v", phases)
 	}
 	table := run(t, t.TempDir(), "netns", "churn", "--workers", "1", "--per-worker", "5", "--payload", "veth:1:moved")
-	if table.code != 0 || !strings.Contains(table.stdout, "setup p50") || !strings.Contains(table.stdout, "veth:1:moved") {
-		t.Errorf("table: exit %d\n%s%s", table.code, table.stdout, table.stderr)
+	if table.code != 0 || !regexp.MustCompile(`veth:1:moved +\S+ +\d+ +[\d.]+[mµ]?s +[\d.]+[mµ]?s +[\d.]+[mµ]?s `).MatchString(table.stdout) {
+		t.Errorf("table: exit %d, no setup times in the run's row\n%s%s", table.code, table.stdout, table.stderr)
 	}
 }
 
@@ -291,6 +297,8 @@ func TestNetnsBadInput(t *testing.T) {
 		"netns churn --compare shell":                           "valid are exec and payload:LIST",
 		"netns churn --compare payload:wormhole":                "unknown payload item \"wormhole\"",
 		"netns churn --payload veth:1 --compare payload:veth:1": "--compare payload:veth:1 is the payload itself",
+		"netns churn --payload veth --compare payload:veth:1":   "--compare payload:veth:1 is the payload itself",
+		"netns churn --compare payload:":                        "--compare payload: needs a payload list",
 		"netns churn --compare exec --payload veth:1:moved":     "--compare exec: payload item veth:1:moved has no shell form",
 		"netns churn --payload veth:1:copied":                   "want veth:N or veth:N:moved",
 		"netns sequential --count 0":                            "--count \"0\" out of range",

@@ -661,9 +661,9 @@ func TestVMProfile(t *testing.T) {
 // by devbulk from the guest's modules): three IPVS services in every
 // namespace, churned and kept, counted from inside by ipvsadm (and by
 // devbulk's own dump in each worker's first namespace), the drain seen;
-// the classic form beside it (unshare -n sh -c 'ipvsadm -A ...'); and the
-// 2014 script's router namespaces with an exec step as ip netns exec runs
-// it.
+// the classic form beside it (unshare -n sh -c 'ipvsadm -A ...'); CNI's
+// classic veth setup (the peer moved out) beside lo-up; and the 2014
+// script's router namespaces with an exec step as ip netns exec runs it.
 func TestVMNetnsPayloads(t *testing.T) {
 	k := needVM(t)
 	if _, err := exec.LookPath("ipvsadm"); err != nil {
@@ -674,6 +674,8 @@ func TestVMNetnsPayloads(t *testing.T) {
 	for _, args := range [][]string{
 		{"netns", "churn", "--workers", "2", "--per-worker", "10", "--payload", "ipvs:3,exec:" + three, "--json"},
 		{"netns", "churn", "--workers", "2", "--per-worker", "10", "--payload", "ipvs:3", "--compare", "exec", "--json"},
+		// Only the compared payload pairs with a parent namespace.
+		{"netns", "churn", "--workers", "2", "--per-worker", "10", "--payload", "lo-up", "--compare", "payload:veth:1:moved", "--json"},
 		{"netns", "create", "--count", "20", "--step", "10", "--payload", "ipvs:3", "--exec-step", three, "--json"},
 		{"netns", "create", "--count", "20", "--step", "10", "--payload", "router", "--exec-step",
 			`test "$(cat /proc/sys/net/ipv4/ip_forward)" = 1 && test -e /sys/class/net/eth1`, "--json"},
@@ -690,6 +692,9 @@ func TestVMNetnsPayloads(t *testing.T) {
 		}
 		if args[5] == "ipvs:3" && args[6] == "--compare" && (len(r.Runs) != 2 || r.Runs[1].Mode != "exec") {
 			t.Errorf("%v: runs %+v, want direct and exec", args, r.Runs)
+		}
+		if args[5] == "lo-up" && (len(r.Runs) != 2 || r.Runs[1].Payload != "veth:1:moved" || r.Runs[1].Setup == nil || r.Runs[1].Setup.Count != 20) {
+			t.Errorf("%v: runs %+v, want lo-up and veth:1:moved with their setup times", args, r.Runs)
 		}
 	}
 }

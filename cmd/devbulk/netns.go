@@ -154,6 +154,9 @@ func compareOf(c *cli.Context, o *netnsbench.ChurnOptions) error {
 			}
 		}
 	case strings.HasPrefix(what, "payload:"):
+		if what == "payload:" {
+			return usagef("--compare payload: needs a payload list, as payload:veth:1:moved")
+		}
 		p, err := netnsbench.ParsePayload(strings.TrimPrefix(what, "payload:"))
 		if err != nil {
 			return usagef("--compare %s: %v", what, err)
