@@ -1,6 +1,7 @@
 package netnsbench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +52,9 @@ type Payload struct {
 // item is one step of a payload.
 type item struct {
 	name string
+	// canonical is the item as it is always written ("veth:1" for veth),
+	// where that differs from name.
+	canonical string
 	// apply runs on a locked thread inside the namespace, with the run's
 	// parent namespace and the namespace's sequence number; first is set
 	// in each worker's first namespace (where the payload is verified).
@@ -223,7 +227,11 @@ func parseVeth(p *Payload, word, arg string) error {
 	}
 	p.needsParent = true
 	p.addKind(devices.Veth)
-	return p.push("veth", item{name: word, apply: func(parent netns.NsHandle, seq int, _ bool) error { return vethsToParent(parent, seq, n, moved) }})
+	canonical := fmt.Sprintf("veth:%d", n)
+	if moved {
+		canonical += ":moved"
+	}
+	return p.push("veth", item{name: word, canonical: canonical, apply: func(parent netns.NsHandle, seq int, _ bool) error { return vethsToParent(parent, seq, n, moved) }})
 }
 
 func parseSysctl(p *Payload, word, arg string) error {
@@ -292,10 +300,7 @@ func (p Payload) same(q Payload) bool {
 	items := func(p Payload) []string {
 		out := make([]string, len(p.items))
 		for i, it := range p.items {
-			out[i] = it.name
-			if it.name == "veth" {
-				out[i] = "veth:1"
-			}
+			out[i] = cmp.Or(it.canonical, it.name)
 		}
 		slices.Sort(out)
 		return out
