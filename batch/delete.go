@@ -153,6 +153,9 @@ type deletion struct {
 	m       meter
 	stopped bool
 	out     Outcome
+	// request is the request a one-by-one strategy sends for each device:
+	// its delete, or (Move) its move.
+	request func(nlbatch.Link) []byte
 	// mark tells the ledger once (runs marks its record "deleting");
 	// first does it too, and notes that a request that changes devices is
 	// about to go. Both are safe from several goroutines.
@@ -160,7 +163,7 @@ type deletion struct {
 }
 
 func newDeletion(t Target, s *Set, o DeleteOptions, p *Phase) *deletion {
-	d := &deletion{t: t, s: s, o: o, p: p}
+	d := &deletion{t: t, s: s, o: o, p: p, request: func(l nlbatch.Link) []byte { return nlbatch.DelLinkRequest(l.Index) }}
 	d.mark = sync.OnceValue(ledgerOr(o.Ledger).Deleting)
 	d.first = sync.OnceValue(func() error {
 		if err := d.mark(); err != nil {
@@ -210,7 +213,7 @@ func (d *deletion) look(ctx context.Context, markFirst bool) (others []nlbatch.L
 	if d.mine, gone, err = s.check(ctx, lookup{t.Conn, sn, s.owner()}, s.all()); err != nil {
 		return nil, nil, err
 	}
-	all, err := s.refuseDependents(t.Conn, sn, d.mine, away)
+	all, err := s.refuseDependents(t.Conn, sn, d.mine, away, d.p.Name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -257,15 +260,16 @@ func Refusal(ctx context.Context, t Target, s *Set) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.refuseDependents(t.Conn, sn, mine, away)
+	_, err = s.refuseDependents(t.Conn, sn, mine, away, "delete")
 	return err
 }
 
 // refuseDependents fails when devices devbulk did not create depend on the
 // set's: here, in snapshot sn (or a scan, without one), or among away (found
 // in other named namespaces by dependentsAway) on one of mine or their veth
-// peers. It returns the namespace's links as it scanned them.
-func (s *Set) refuseDependents(c *nlbatch.Conn, sn *snapshot, mine []nlbatch.Link, away []dependent) ([]nlbatch.Link, error) {
+// peers; verb ("delete", "move") says what it refuses. It returns the
+// namespace's links as it scanned them.
+func (s *Set) refuseDependents(c *nlbatch.Conn, sn *snapshot, mine []nlbatch.Link, away []dependent, verb string) ([]nlbatch.Link, error) {
 	all, err := scan(c, sn)
 	if err != nil {
 		return nil, err
@@ -278,7 +282,7 @@ func (s *Set) refuseDependents(c *nlbatch.Conn, sn *snapshot, mine []nlbatch.Lin
 		}
 	}
 	if len(foreign) > 0 {
-		return nil, fmt.Errorf("refusing to delete: %w: %s", ErrForeignDependents, nameList(foreign))
+		return nil, fmt.Errorf("refusing to %s: %w: %s", verb, ErrForeignDependents, nameList(foreign))
 	}
 	return all, nil
 }

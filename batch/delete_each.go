@@ -55,7 +55,7 @@ func (d *deletion) windows(ctx context.Context, w oneByOne) (map[int32]bool, []n
 		}
 		reqs := make([][]byte, len(mine))
 		for j, l := range mine {
-			reqs[j] = nlbatch.DelLinkRequest(l.Index)
+			reqs[j] = d.request(l)
 		}
 		res, st, err := w.c.Execute(ctx, reqs, window)
 		w.p.noteStats(st)

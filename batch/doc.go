@@ -17,6 +17,20 @@
 //	module     unload the kind's module: every device of the kind, in every
 //	           namespace, in one batch
 //
+// Devices can also leave a namespace alive: Move sends a set's links into
+// another namespace (RTM_NEWLINK with IFLA_NET_NS_FD), by move strategy:
+//
+//	serial     one request at a time
+//	pipelined  many per sendmsg
+//	parallel   K workers, each serial
+//	group      one request with IFLA_GROUP, which the kernel applies device
+//	           by device
+//
+// Every move is the kernel's __dev_change_net_namespace, one device at a
+// time under RTNL with its own RCU waits: no strategy batches them. Move
+// names only the set's devices as Delete does, with the same look before
+// each window and the same refusal of devices of others on them.
+//
 // Each strategy is a file of its own (delete_serial.go, delete_group.go,
 // ...) that registers what it applies to, whether it is one kernel batch,
 // how it runs and its iproute2 command; Delete only orchestrates: Ready,

@@ -23,6 +23,9 @@ type Phase struct {
 	// Deleted counts the links (lower devices not counted) whose delete the
 	// kernel confirmed and that a lookup afterwards found gone.
 	Deleted int `json:"deleted,omitempty"`
+	// Moved counts the links (lower devices not counted) a move phase
+	// named and found in the destination afterwards.
+	Moved int `json:"moved,omitempty"`
 	// Left says what became of the recorded devices a delete did not
 	// remove (lower devices included).
 	Left []Leftover `json:"left,omitempty"`

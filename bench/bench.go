@@ -20,9 +20,13 @@ import (
 // Options describe a bench: every count × delete strategy × repeat is
 // one full create→delete cycle in a fresh throwaway namespace.
 type Options struct {
-	Kind    *devices.Kind
-	Counts  []int
-	Create  batch.CreateStrategy
+	Kind   *devices.Kind
+	Counts []int
+	Create batch.CreateStrategy
+	// Moves, when given, move each cycle's links into a second throwaway
+	// namespace after the creation, once per strategy, and the delete
+	// runs there (see batch.Move).
+	Moves   []batch.MoveStrategy
 	Deletes []batch.DeleteStrategy
 	Repeat  int
 	// Force runs counts whose devices the kernel memory estimate says
@@ -57,6 +61,7 @@ type Options struct {
 	rcu        *rcutrace.Counter
 	prof       *kprofile.Profiler // delete phases
 	createProf *kprofile.Profiler // create phases
+	moveProf   *kprofile.Profiler // move phases
 }
 
 // Prefix is the name prefix of bench links (their namespace is devbulk's own).
@@ -86,7 +91,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if o.createProf, err = kprofile.New(kprofile.Register, 8*slices.Max(o.Counts)); err != nil {
 			return r, fmt.Errorf("--profile: %w", err)
 		}
-		r.Untraceable = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(o.prof.Missing), o.createProf.Missing...))))
+		missing := append(slices.Clone(o.prof.Missing), o.createProf.Missing...)
+		if len(o.Moves) > 0 {
+			if o.moveProf, err = kprofile.New(kprofile.Move, 8*slices.Max(o.Counts)); err != nil {
+				return r, fmt.Errorf("--profile: %w", err)
+			}
+			missing = append(missing, o.moveProf.Missing...)
+		}
+		r.Untraceable = slices.Compact(slices.Sorted(slices.Values(missing)))
 	}
 	// Side by side, never one after the other: each repetition runs every
 	// delete strategy (and, with Compare, both tools) once, and the order
@@ -96,17 +108,23 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// before the next cycle starts.
 	for _, n := range o.Counts {
 		for rep := 1; rep <= o.Repeat; rep++ {
-			deletes := slices.Clone(o.Deletes)
+			moves, deletes := slices.Clone(o.Moves), slices.Clone(o.Deletes)
+			if len(moves) == 0 {
+				moves = []batch.MoveStrategy{""} // no move
+			}
 			ipFirst := o.Compare && rep%2 == 0
 			if rep%2 == 0 {
+				slices.Reverse(moves)
 				slices.Reverse(deletes)
 			}
-			for _, d := range deletes {
-				c := Cycle{Count: n, Repeat: rep, IPFirst: ipFirst}
-				if err := twin(ctx, o, &c, d, ipFirst); err != nil {
-					return r, fmt.Errorf("N=%d %s delete, repeat %d: %w", n, d, rep, err)
+			for _, m := range moves {
+				for _, d := range deletes {
+					c := Cycle{Count: n, Repeat: rep, IPFirst: ipFirst}
+					if err := twin(ctx, o, &c, cycleOf{m, d}, ipFirst); err != nil {
+						return r, fmt.Errorf("N=%d %s, repeat %d: %w", n, cycleOf{m, d}, rep, err)
+					}
+					r.Runs = append(r.Runs, c)
 				}
-				r.Runs = append(r.Runs, c)
 			}
 		}
 	}
@@ -114,18 +132,31 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return r, nil
 }
 
-// twin runs one cycle of strategy d, with devbulk and, with Compare,
+// cycleOf is what a cycle runs: its move (none when "") and its delete.
+type cycleOf struct {
+	move   batch.MoveStrategy
+	delete batch.DeleteStrategy
+}
+
+func (s cycleOf) String() string {
+	if s.move == "" {
+		return fmt.Sprintf("%s delete", s.delete)
+	}
+	return fmt.Sprintf("%s move, %s delete", s.move, s.delete)
+}
+
+// twin runs one cycle of strategies s, with devbulk and, with Compare,
 // iproute2, in the order given.
-func twin(ctx context.Context, o Options, c *Cycle, d batch.DeleteStrategy, ipFirst bool) error {
+func twin(ctx context.Context, o Options, c *Cycle, s cycleOf, ipFirst bool) error {
 	devbulkSide := func() error {
-		o.progress("N=%d rep %d/%d: %s create, %s delete", c.Count, c.Repeat, o.Repeat, o.Create, d)
-		done, err := cycle(ctx, o, c.Count, d)
-		c.Create, c.Delete = done.Create, done.Delete
+		o.progress("N=%d rep %d/%d: %s create, %s", c.Count, c.Repeat, o.Repeat, o.Create, s)
+		done, err := cycle(ctx, o, c.Count, s)
+		c.Create, c.Move, c.Delete = done.Create, done.Move, done.Delete
 		return err
 	}
 	ipSide := func() (err error) {
-		o.progress("N=%d rep %d/%d: iproute2, %s delete", c.Count, c.Repeat, o.Repeat, d)
-		c.IPCreate, c.IPDelete, err = ipCycle(ctx, o, c.Count, d)
+		o.progress("N=%d rep %d/%d: iproute2, %s delete", c.Count, c.Repeat, o.Repeat, s.delete)
+		c.IPCreate, c.IPDelete, err = ipCycle(ctx, o, c.Count, s.delete)
 		if err != nil {
 			err = fmt.Errorf("iproute2: %w", err)
 		}
@@ -161,7 +192,8 @@ type stage struct {
 	links []devices.Link
 }
 
-func newStage(o Options, n int) (*stage, error) {
+// emptyStage is a throwaway namespace with a socket in it.
+func emptyStage() (*stage, error) {
 	ns, err := namespace.NewDedicated()
 	if err != nil {
 		return nil, err
@@ -172,6 +204,14 @@ func newStage(o Options, n int) (*stage, error) {
 		return nil, err
 	}
 	ns.Hold(st.conn) // released with the namespace
+	return st, nil
+}
+
+func newStage(o Options, n int) (*stage, error) {
+	st, err := emptyStage()
+	if err != nil {
+		return nil, err
+	}
 	st.set = &batch.Set{Kind: o.Kind, Group: batch.FreshGroup(nil, nil), Prefix: Prefix}
 	if o.Kind.NeedsLower {
 		st.set.LowerKind = o.Lower
@@ -198,7 +238,8 @@ func (st *stage) release() {
 	_ = st.ns.ReleaseAndWait(2 * time.Minute)
 }
 
-func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cycle, err error) {
+func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error) {
+	d := s.delete
 	c = Cycle{Count: n}
 	st, err := newStage(o, n)
 	if err != nil {
@@ -231,6 +272,14 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 	}
 	st.set.Links, st.links = found, nil // the set has what the delete needs; 100 000 planned links are ~12 MB
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
+	if s.move != "" {
+		var to *stage
+		if c.Move, to, err = moved(ctx, o, st, s.move); err != nil {
+			return c, err
+		}
+		defer to.release()
+		t, st = batch.Target{Conn: to.conn, NS: to.ns.NS, Dedicated: to.ns}, to
+	}
 	if d == batch.DeleteModule {
 		// Whatever happens below, leave the module loaded as it was.
 		unloaded := batch.UnloadedKind(o.Kind, o.Lower, o.UnloadLower)
@@ -257,22 +306,60 @@ func cycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (c Cyc
 	return c, err
 }
 
+// moved moves the links of st into a second throwaway namespace by
+// strategy m, and returns the phase and that namespace's stage, whose set
+// holds the links as they are there (the lower devices devbulk made stay
+// in st's namespace, and go with it).
+func moved(ctx context.Context, o Options, st *stage, m batch.MoveStrategy) (*batch.Phase, *stage, error) {
+	to, err := emptyStage()
+	if err != nil {
+		return nil, nil, err
+	}
+	mo := batch.MoveOptions{To: batch.Destination{Conn: to.conn, FD: int(to.ns.NS)}, Workers: o.Workers}
+	if o.Counter != nil {
+		var bar func(int)
+		mo.Progress = func(done, total int) {
+			if bar == nil {
+				bar = o.Counter(fmt.Sprintf("N=%d %s move", len(st.set.Links), m), total)
+			}
+			bar(done)
+		}
+	}
+	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
+	p, err := profiled(o.moveProf, func() (batch.Phase, error) {
+		return rcuCounted(o, func() (batch.Phase, error) { return batch.Move(ctx, t, st.set, m, mo) })
+	}, func(p batch.Phase) int { return p.Devices })
+	if err == nil && p.Failed > 0 {
+		err = fmt.Errorf("%d of %d links not moved: %v", p.Failed, p.Devices, p.Left)
+	}
+	if err != nil {
+		to.release()
+		return &p, nil, err
+	}
+	to.set = &batch.Set{Kind: st.set.Kind, Group: st.set.Group, Prefix: st.set.Prefix, Links: st.set.Links}
+	return &p, to, nil
+}
+
 // traced runs a delete phase with its RCU counts (--trace-rcu) and its
 // profile (--profile), when asked for. The RCU counts go inside the
 // profile's bounds: switching the tracer on and off waits for RCU itself.
 func traced(o Options, del func() (batch.Phase, error)) (batch.Phase, error) {
-	return profiled(o.prof, func() (p batch.Phase, err error) {
-		if o.rcu != nil {
-			if err := o.rcu.Reset(); err != nil {
-				return p, err
-			}
+	return profiled(o.prof, func() (batch.Phase, error) { return rcuCounted(o, del) }, func(p batch.Phase) int { return p.Devices })
+}
+
+// rcuCounted runs a phase with its RCU counts (--trace-rcu), when asked
+// for.
+func rcuCounted(o Options, phase func() (batch.Phase, error)) (p batch.Phase, err error) {
+	if o.rcu != nil {
+		if err := o.rcu.Reset(); err != nil {
+			return p, err
 		}
-		p, err = del()
-		if o.rcu != nil && err == nil {
-			p.RCU, err = o.rcu.Read()
-		}
-		return p, err
-	}, func(p batch.Phase) int { return p.Devices })
+	}
+	p, err = phase()
+	if o.rcu != nil && err == nil {
+		p.RCU, err = o.rcu.Read()
+	}
+	return p, err
 }
 
 // profiled runs a phase under the kernel profiler, when there is one, and

@@ -39,24 +39,18 @@ func (r *Report) compare() {
 		cycles := slices.DeleteFunc(slices.Clone(r.Runs), func(c Cycle) bool { return c.Count != n })
 		// devbulk against iproute2: creation, then each delete strategy
 		// iproute2 has an equivalent for.
-		del := func(c Cycle) *batch.Phase { return &c.Delete }
 		r.Comparisons = appendIf(r.Comparisons, vs(n, "create", string(cycles[0].Create.Strategy),
 			side{"devbulk", walls(cycles, func(c Cycle) *batch.Phase { return &c.Create })},
 			side{"iproute2", walls(cycles, func(c Cycle) *batch.Phase { return c.IPCreate })}))
-		for _, d := range strategies(cycles) {
-			of := byStrategy(cycles, d)
+		for _, d := range strategies(cycles, deleteOf) {
+			of := byStrategy(cycles, deleteOf, d)
 			r.Comparisons = appendIf(r.Comparisons, vs(n, "delete", d,
-				side{"devbulk", walls(of, del)}, side{"iproute2", walls(of, func(c Cycle) *batch.Phase { return c.IPDelete })}))
+				side{"devbulk", walls(of, deleteOf)}, side{"iproute2", walls(of, func(c Cycle) *batch.Phase { return c.IPDelete })}))
 		}
-		// Every strategy against the fastest batch path.
-		if best := fastestBatch(cycles); best != "" {
-			bw := side{best, walls(byStrategy(cycles, best), del)}
-			for _, d := range strategies(cycles) {
-				if d != best {
-					r.Against = appendIf(r.Against, vs(n, "delete", d, bw, side{d, walls(byStrategy(cycles, d), del)}))
-				}
-			}
-		}
+		// Every delete strategy against the fastest batch path, and every
+		// move strategy against the fastest move.
+		r.against(n, cycles, "delete", deleteOf, func(d string) bool { return batch.DeleteStrategy(d).OneBatch() })
+		r.against(n, cycles, "move", moveOf, func(string) bool { return true })
 		var ms []float64
 		for _, c := range cycles {
 			if c.Create.MsPerDevice > 0 {
@@ -67,6 +61,27 @@ func (r *Report) compare() {
 			cost := Cost{Count: n, N: len(ms)}
 			cost.MsPerDevice, cost.CI95 = ratio.MedianCI(benchmath.NewSample(ms, &benchmath.DefaultThresholds))
 			r.Creation = append(r.Creation, cost)
+		}
+	}
+}
+
+// against compares each strategy of phase with the fastest of those best
+// accepts, over the cycles of count n.
+func (r *Report) against(n int, cycles []Cycle, name string, phase func(Cycle) *batch.Phase, best func(string) bool) {
+	b := fastest(cycles, phase, best)
+	if b == "" {
+		return
+	}
+	label := func(s string) string {
+		if name == "delete" {
+			return s // as the delete strategies have always been named
+		}
+		return name + " " + s
+	}
+	bw := side{label(b), walls(byStrategy(cycles, phase, b), phase)}
+	for _, s := range strategies(cycles, phase) {
+		if s != b {
+			r.Against = appendIf(r.Against, vs(n, name, s, bw, side{label(s), walls(byStrategy(cycles, phase, s), phase)}))
 		}
 	}
 }
@@ -113,31 +128,38 @@ func counts(cs []Cycle) []int {
 	return out
 }
 
-func strategies(cs []Cycle) []string {
+// strategies are the strategies of phase in the cycles, in order of first
+// appearance.
+func strategies(cs []Cycle, phase func(Cycle) *batch.Phase) []string {
 	var out []string
 	for _, c := range cs {
-		if !slices.Contains(out, c.Delete.Strategy) {
-			out = append(out, c.Delete.Strategy)
+		if p := phase(c); p != nil && !slices.Contains(out, p.Strategy) {
+			out = append(out, p.Strategy)
 		}
 	}
 	return out
 }
 
-func byStrategy(cs []Cycle, d string) []Cycle {
-	return slices.DeleteFunc(slices.Clone(cs), func(c Cycle) bool { return c.Delete.Strategy != d })
+// byStrategy are the cycles whose phase ran strategy s.
+func byStrategy(cs []Cycle, phase func(Cycle) *batch.Phase, s string) []Cycle {
+	return slices.DeleteFunc(slices.Clone(cs), func(c Cycle) bool { p := phase(c); return p == nil || p.Strategy != s })
 }
 
-// fastestBatch is the batch path (one unregister batch for all) with the
-// lowest median delete time, "" when the bench ran none.
-func fastestBatch(cs []Cycle) string {
+// deleteOf and moveOf are a cycle's delete and move phases.
+func deleteOf(c Cycle) *batch.Phase { return &c.Delete }
+func moveOf(c Cycle) *batch.Phase   { return c.Move }
+
+// fastest is the strategy of phase with the lowest median wall time among
+// those keep accepts, "" when none ran.
+func fastest(cs []Cycle, phase func(Cycle) *batch.Phase, keep func(string) bool) string {
 	best, bestWall := "", 0.0
-	for _, d := range strategies(cs) {
-		if !batch.DeleteStrategy(d).OneBatch() {
+	for _, s := range strategies(cs, phase) {
+		if !keep(s) {
 			continue
 		}
-		if w := walls(byStrategy(cs, d), func(c Cycle) *batch.Phase { return &c.Delete }); len(w) > 0 {
+		if w := walls(byStrategy(cs, phase, s), phase); len(w) > 0 {
 			if m := ratio.Median(w); best == "" || m < bestWall {
-				best, bestWall = d, m
+				best, bestWall = s, m
 			}
 		}
 	}

@@ -30,11 +30,17 @@ type PhaseProfile struct {
 
 // Profiles sums the phases' profiles (--profile) by count, phase and
 // strategy, by count (smallest first; each count's create first, then its
-// delete strategies in the order they ran); entries largest first.
+// move strategies, then its delete strategies, in the order they ran);
+// entries largest first.
 func (r *Report) Profiles() []PhaseProfile {
 	var out []PhaseProfile
 	for _, c := range r.Runs {
 		out = addProfile(out, c.Count, &c.Create)
+	}
+	for _, c := range r.Runs {
+		if c.Move != nil {
+			out = addProfile(out, c.Count, c.Move)
+		}
 	}
 	for _, c := range r.Runs {
 		out = addProfile(out, c.Count, &c.Delete)

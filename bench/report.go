@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -43,12 +44,21 @@ type Cycle struct {
 	Count  int         `json:"count"`
 	Repeat int         `json:"repeat"` // 1-based
 	Create batch.Phase `json:"create"`
-	Delete batch.Phase `json:"delete"`
+	// Move (--move) is the move of the links into a second namespace,
+	// between the creation and the delete, which runs there.
+	Move   *batch.Phase `json:"move,omitempty"`
+	Delete batch.Phase  `json:"delete"`
 	// IPCreate and IPDelete are the same work done by iproute2 (--compare),
 	// in a namespace of its own, before devbulk's cycle when IPFirst.
 	IPCreate *batch.Phase `json:"iproute2_create,omitempty"`
 	IPDelete *batch.Phase `json:"iproute2_delete,omitempty"`
 	IPFirst  bool         `json:"iproute2_first,omitempty"`
+}
+
+// Phases are the cycle's phases in the order they ran (devbulk's, then
+// iproute2's), those that did.
+func (c *Cycle) Phases() []*batch.Phase {
+	return slices.DeleteFunc([]*batch.Phase{&c.Create, c.Move, &c.Delete, c.IPCreate, c.IPDelete}, func(p *batch.Phase) bool { return p == nil })
 }
 
 // WriteTable prints the report for people.
@@ -98,8 +108,10 @@ func (r *Report) writePhases(w io.Writer) error {
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, c := range r.Runs {
-		for _, pp := range [][2]*batch.Phase{{&c.Create, c.IPCreate}, {&c.Delete, c.IPDelete}} {
-			fmt.Fprintln(tw, strings.Join(phaseCells(c, pp[0], pp[1], has), "\t")+"\t")
+		for _, pp := range [][2]*batch.Phase{{&c.Create, c.IPCreate}, {c.Move, nil}, {&c.Delete, c.IPDelete}} {
+			if pp[0] != nil {
+				fmt.Fprintln(tw, strings.Join(phaseCells(c, pp[0], pp[1], has), "\t")+"\t")
+			}
 		}
 	}
 	return tw.Flush()
@@ -146,10 +158,7 @@ func phaseCells(c Cycle, p, ip *batch.Phase, has columns) []string {
 func (r *Report) notes() []string {
 	var notes []string
 	for _, c := range r.Runs {
-		for _, p := range []*batch.Phase{&c.Create, &c.Delete, c.IPCreate, c.IPDelete} {
-			if p == nil {
-				continue
-			}
+		for _, p := range c.Phases() {
 			if p.Overruns > 0 {
 				notes = append(notes, fmt.Sprintf("N=%d %s %s: %d receive-buffer overruns, %d ACKs lost (settled by lookup)", c.Count, p.Name, p.Strategy, p.Overruns, p.AcksLost))
 			}

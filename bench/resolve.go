@@ -16,7 +16,8 @@ import (
 // lower kind) this kernel cannot create and a module strategy whose module
 // cannot be unloaded (the lower kind's, with UnloadLower); a delete strategy
 // that does not apply to the kind, with an error that matches
-// batch.ErrNotApplicable.
+// batch.ErrNotApplicable; and moves of a kind the kernel keeps where it was
+// made (devbulk.ErrNotSupported).
 func (o *Options) Resolve() error {
 	if err := o.strategiesApply(); err != nil { // before probing
 		return err
@@ -84,6 +85,9 @@ func (o *Options) strategiesApply() error {
 		if err := d.Applies(k, true); err != nil {
 			return err
 		}
+	}
+	if len(o.Moves) > 0 {
+		return batch.Movable(&batch.Set{Kind: k})
 	}
 	return nil
 }

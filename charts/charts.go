@@ -108,8 +108,8 @@ func medianLines(r *bench.Report, value func(*batch.Phase) (float64, bool)) []an
 	perN := map[string]map[int][]float64{}
 	var labels []string
 	for _, c := range r.Runs {
-		for _, ph := range []*batch.Phase{&c.Create, &c.Delete, c.IPCreate, c.IPDelete} {
-			if ph == nil || ph.Devices == 0 {
+		for _, ph := range c.Phases() {
+			if ph.Devices == 0 {
 				continue
 			}
 			v, ok := value(ph)

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk"
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/netnsbench"
 )
@@ -127,8 +126,8 @@ const (
 func BenchLines(r *bench.Report) []Line {
 	var out []Line
 	for _, c := range r.Runs {
-		for _, p := range []*batch.Phase{&c.Create, &c.Delete, c.IPCreate, c.IPDelete} {
-			if p == nil || p.Devices == 0 || p.WallNS <= 0 || p.Failed > 0 {
+		for _, p := range c.Phases() {
+			if p.Devices == 0 || p.WallNS <= 0 || p.Failed > 0 {
 				continue
 			}
 			strategy := p.Strategy
@@ -145,9 +144,10 @@ func BenchLines(r *bench.Report) []Line {
 			// compares where the time goes across kernels too: all of
 			// them (a dozen or two), so that every repetition has the
 			// same benchmarks whatever their order. A create phase's
-			// strategy is named create-S: pipelined is a delete strategy too.
-			if p.Name == "create" {
-				strategy = "create-" + strategy
+			// strategy is named create-S, and a move's move-S: pipelined
+			// is a delete strategy too.
+			if p.Name != "delete" {
+				strategy = p.Name + "-" + strategy
 			}
 			for _, e := range p.Profile {
 				out = append(out, Line{Name: fmt.Sprintf("Profile/kind=%s/strategy=%s/n=%d/fn=%s", r.Kind, nameValue(strategy), c.Count, nameValue(e.Function)),
@@ -173,6 +173,10 @@ func netnsLines(r *netnsbench.Report) []Line {
 			{float64(run.CreateNS) / float64(run.Namespaces), UnitNsPerOp}, {run.NetnsPerSec, UnitNsPerSec}}})
 		if run.DrainMethod != "" {
 			out = append(out, Line{Name: base + "Drain" + params, Iters: 1, Values: []Value{{float64(run.DrainNS), UnitNsPerOp}}})
+		}
+		if s := run.Setup; s != nil { // one namespace's setup, at p50 and p99
+			out = append(out, Line{Name: base + "SetupP50" + params, Iters: 1, Values: []Value{{float64(s.P50NS), UnitNsPerOp}}},
+				Line{Name: base + "SetupP99" + params, Iters: 1, Values: []Value{{float64(s.P99NS), UnitNsPerOp}}})
 		}
 		if run.ExecNS > 0 { // the exec step, per namespace
 			out = append(out, Line{Name: base + "Exec" + params, Iters: run.Namespaces, Values: []Value{

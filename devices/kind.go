@@ -43,6 +43,10 @@ type Kind struct {
 	// Peers reports links that come in pairs (veth): each link's peer,
 	// its IFLA_LINK, is made and deleted with it.
 	Peers bool
+	// NetnsLocal reports links the kernel will not move to another
+	// namespace (NETIF_F_NETNS_LOCAL: "The interface netns is immutable",
+	// EINVAL).
+	NetnsLocal bool
 	// KernelKiB is the kernel memory one link holds, in KiB (slab, per-CPU
 	// and vmalloc): the largest of 5 cycles of 2000 (README, "What a device
 	// costs the kernel in memory"; 6.18 on the host, 6.1 in the VM), for

@@ -105,6 +105,25 @@ var Register = Set{
 	},
 }
 
+// Move is the set for move phases: a link leaving its namespace alive
+// (RTM_NEWLINK or RTM_SETLINK with IFLA_NET_NS_FD, one device or a group),
+// whose __dev_change_net_namespace (netif_change_net_namespace in some
+// versions) takes much of the unregister path — notifiers, the device
+// closed, two synchronize_net and an rcu_barrier — then lists the device in
+// its new namespace; and the waits for RTNL.
+var Move = Set{
+	Roots: []string{"rtnl_newlink", "rtnl_setlink", "rtnl_lock"},
+	Functions: []string{
+		// waits
+		"synchronize_rcu", "synchronize_rcu_expedited", "synchronize_net", "rcu_barrier",
+		// the move
+		"__dev_change_net_namespace", "netif_change_net_namespace", "rtnl_group_changelink", "do_setlink",
+		"dev_close", "dev_shutdown", "call_netdevice_notifiers_info", "dev_uc_flush", "dev_mc_flush",
+		"unlist_netdevice", "list_netdevice", "dev_index_reserve", "netdev_name_in_use",
+		"kobject_uevent_env", "device_rename", "netdev_change_owner", "rtmsg_ifinfo_build_skb", "rtmsg_ifinfo_send",
+	},
+}
+
 // maxBufferKiB bounds the trace buffers of all CPUs together (the buffer
 // is per CPU: a large count on a large machine must not take its memory).
 const maxBufferKiB = 512 << 10

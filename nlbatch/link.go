@@ -158,6 +158,18 @@ func SetNetnsRequest(index int32, nsfd int) []byte {
 	return req.Serialize()
 }
 
+// SetGroupNetnsRequest builds the RTM_NEWLINK that moves every link of a
+// group into the namespace of nsfd (ip link set group G netns NS): ifindex
+// 0, IFLA_GROUP, no NLM_F_CREATE (rtnl_group_changelink), which the kernel
+// applies device by device.
+func SetGroupNetnsRequest(group uint32, nsfd int) []byte {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, 0)
+	req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
+	req.AddData(nl.NewRtAttr(unix.IFLA_GROUP, nl.Uint32Attr(group)))
+	req.AddData(nl.NewRtAttr(unix.IFLA_NET_NS_FD, nl.Uint32Attr(uint32(nsfd))))
+	return req.Serialize()
+}
+
 // ParseLink decodes an RTM_NEWLINK message (header included).
 func ParseLink(msg []byte) (Link, error) {
 	const hdr = unix.NLMSG_HDRLEN

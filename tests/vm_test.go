@@ -716,3 +716,47 @@ func TestVMBenchVlanModule(t *testing.T) {
 		}
 	}
 }
+
+// Issue 26: moves in the VM, where the focus kinds exist and tracing works.
+// 100 dummies moved serially and by group, and 100 vlans moved serially
+// without their lower devices (which stay behind), each deleted where it
+// arrived; --trace-rcu counts the RCU waits of each move phase (each moved
+// device waits for synchronize_net and rcu_barrier: the kernel's
+// __dev_change_net_namespace), and --profile names the move's function.
+func TestVMMove(t *testing.T) {
+	k := needVM(t)
+	bin := staticBinary(t, "../cmd/devbulk", false)
+	for _, args := range [][]string{
+		{"bench", "--kind", "dummy", "--count", "100", "--move", "serial,group", "--delete", "group", "--trace-rcu", "--profile", "--json"},
+		{"bench", "--kind", "vlan", "--count", "100", "--move", "serial", "--delete", "group,netns", "--trace-rcu", "--json"},
+	} {
+		// One vCPU, as for the other traced runs (see TestVMProfile).
+		out, _ := bootVMWith(t, k, vm.Config{CPUs: 1}, 6*time.Minute, bin, args...)
+		var r bench.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Runs) == 0 {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		for _, c := range r.Runs {
+			m := c.Move
+			if m == nil || m.Moved != 100 || m.Failed != 0 || c.Delete.Failed != 0 || c.Delete.Deleted != 100 && c.Delete.Strategy != "netns" {
+				t.Fatalf("%s %v: move %+v, delete %+v", r.Kind, args[5], m, c.Delete)
+			}
+			for _, fn := range []string{"synchronize_net", "rcu_barrier"} {
+				if m.RCU[fn] < 100 {
+					t.Errorf("%s %s move: %s called %d times for 100 moved devices", r.Kind, m.Strategy, fn, m.RCU[fn])
+				}
+			}
+			if r.Kind == "dummy" {
+				calls := 0
+				for _, e := range m.Profile {
+					if fn, _, _ := strings.Cut(e.Function, " "); fn == "__dev_change_net_namespace" || fn == "netif_change_net_namespace" {
+						calls += e.Calls
+					}
+				}
+				if calls != 100 {
+					t.Errorf("dummy %s move profile: the namespace change called %d times, want 100:\n%+v", m.Strategy, calls, m.Profile)
+				}
+			}
+		}
+	}
+}

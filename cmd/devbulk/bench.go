@@ -1,6 +1,9 @@
 package main
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/batch"
@@ -21,6 +24,8 @@ func benchCommand() *cli.Command {
 			&cli.StringFlag{Name: "count", Value: "1000", Usage: "links per cycle: `N[,N..]`"},
 			&cli.StringFlag{Name: "create", Value: "pipelined", Usage: "create strategy: serial or pipelined"},
 			&cli.StringFlag{Name: "delete", Value: "serial,group,netns", Usage: "delete strategies: `S[,S..]` of " + strategyList()},
+			&cli.StringFlag{Name: "move", Usage: "after the creation, move the links into a second throwaway namespace, timed as a move phase, " +
+				"and delete them there: move strategies `S[,S..]` of " + moveList()},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per count and strategy (1..100)"},
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
 			workersFlag, upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
@@ -82,8 +87,37 @@ func benchOptionsOf(c *cli.Context) (bench.Options, error) {
 	if o.Deletes, err = deleteStrategies(c.String("delete")); err != nil {
 		return o, err
 	}
-	o.Workers, err = workers(c, o.Deletes...)
+	if err := benchMoves(c, &o); err != nil {
+		return o, err
+	}
+	o.Workers, err = workers(c, slices.Contains(o.Deletes, batch.DeleteParallel) || slices.Contains(o.Moves, batch.MoveParallel))
 	return o, err
+}
+
+// benchMoves reads --move: the strategies, each once, and what goes with
+// them (no iproute2 twin, no delete of the lower devices, which stay in
+// the first namespace).
+func benchMoves(c *cli.Context, o *bench.Options) error {
+	if c.String("move") == "" {
+		return nil
+	}
+	for _, f := range strings.Split(c.String("move"), ",") {
+		m, err := batch.ParseMove(strings.TrimSpace(f))
+		if err != nil {
+			return usage(err)
+		}
+		if slices.Contains(o.Moves, m) {
+			return usagef("--move %s gives %s twice", c.String("move"), m)
+		}
+		o.Moves = append(o.Moves, m)
+	}
+	switch {
+	case o.Compare:
+		return usagef("--move goes without --compare iproute2: devbulk's moves have no iproute2 twin here")
+	case slices.Contains(o.Deletes, batch.DeleteLower):
+		return usagef("--move with --delete lower: the lower devices stay in the first namespace; choose other delete strategies")
+	}
+	return nil
 }
 
 // benchCounts reads --count and checks the kind's options at every count,

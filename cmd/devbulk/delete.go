@@ -85,7 +85,7 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 			return o, usage(err)
 		}
 	}
-	o.Workers, err = workers(c, o.Strategy)
+	o.Workers, err = workers(c, o.Strategy == batch.DeleteParallel)
 	return o, err
 }
 

@@ -112,11 +112,20 @@ func deviceOptions(c *cli.Context, k *devices.Kind, prefix string, count int) (d
 
 // workers parses --workers for the delete strategies given: it is refused
 // where none of them is parallel, as the kinds' own flags are.
-func workers(c *cli.Context, strategies ...batch.DeleteStrategy) (int, error) {
-	if c.IsSet("workers") && !slices.Contains(strategies, batch.DeleteParallel) {
-		return 0, usagef("--workers applies to the parallel delete strategy only")
+func workers(c *cli.Context, parallel bool) (int, error) {
+	if c.IsSet("workers") && !parallel {
+		return 0, usagef("--workers applies to the parallel strategies only")
 	}
 	return intFlag(c, "workers", 1, 64)
+}
+
+// moveList names the move strategies, for a flag's usage.
+func moveList() string {
+	var names []string
+	for _, m := range batch.MoveStrategies() {
+		names = append(names, string(m))
+	}
+	return strings.Join(names, ", ")
 }
 
 // strategyList names the delete strategies, but those excepted, for a
