@@ -29,17 +29,17 @@ func ExampleMove() {
 		fmt.Println(err) // not here: ifb missing, or no CAP_NET_ADMIN
 		return
 	}
-	p, err := batch.Move(ctx, batch.Target{Conn: from.conn, NS: from.ns.NS}, set, batch.MoveGroup,
+	p, moved, err := batch.Move(ctx, batch.Target{Conn: from.conn, NS: from.ns.NS}, set, batch.MoveGroup,
 		batch.MoveOptions{To: batch.Destination{Conn: to.conn, FD: int(to.ns.NS)}})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("moved %d of %d; the set now names %s .. %s there\n", p.Moved, p.Devices, set.Links[0].Name, set.Links[len(set.Links)-1].Name)
-	d, _, err := batch.Delete(ctx, batch.Target{Conn: to.conn, NS: to.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{})
+	fmt.Printf("moved %d of %d: %s .. %s there, %d left here\n", p.Moved, p.Devices, moved.Links[0].Name, moved.Links[len(moved.Links)-1].Name, len(set.Links))
+	d, _, err := batch.Delete(ctx, batch.Target{Conn: to.conn, NS: to.ns.NS}, moved, batch.DeleteGroup, batch.DeleteOptions{})
 	fmt.Println("deleted there:", d.Deleted, err)
 	// Output:
-	// moved 100 of 100; the set now names lab0 .. lab99 there
+	// moved 100 of 100: lab0 .. lab99 there, 0 left here
 	// deleted there: 100 <nil>
 }
 

@@ -14,9 +14,9 @@ import (
 
 // Phase is the measurement of one create or delete phase.
 type Phase struct {
-	Name     string `json:"phase"`            // "create" or "delete"
+	Name     string `json:"phase"`            // "create", "move" or "delete"
 	Tool     string `json:"tool"`             // "devbulk" or "iproute2"
-	Strategy string `json:"strategy"`         // see CreateStrategy and DeleteStrategy
+	Strategy string `json:"strategy"`         // see CreateStrategy, MoveStrategy and DeleteStrategy
 	Module   string `json:"module,omitempty"` // the module strategy: the module unloaded
 	Devices  int    `json:"devices"`          // links the phase is about (lower devices not counted)
 	Failed   int    `json:"failed"`           // links the phase could not create or delete
@@ -26,7 +26,7 @@ type Phase struct {
 	// Moved counts the links (lower devices not counted) a move phase
 	// named and found in the destination afterwards.
 	Moved int `json:"moved,omitempty"`
-	// Left says what became of the recorded devices a delete did not
+	// Left says what became of the recorded devices a delete (or move) did not
 	// remove (lower devices included).
 	Left []Leftover `json:"left,omitempty"`
 	// Vanished names the devices that were not the run's, were there when

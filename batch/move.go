@@ -77,45 +77,66 @@ func Movable(s *Set) error {
 }
 
 // Move moves the set's links (not the lower devices devbulk made for them,
-// which stay) from t's namespace into o.To, with strategy m, and measures the
-// phase. As Delete does, it names only the set's devices, looked up again
-// right before each window of requests, and refuses when devices of others
-// depend on them; a move by group first checks that the group holds the
-// set's devices and nothing else. Afterwards each link is looked for in
-// o.To: s.Links becomes the links found there (their ifindexes may have
-// changed), and the phase counts them (Moved) and says what became of the
-// rest (Left).
-func Move(ctx context.Context, t Target, s *Set, m MoveStrategy, o MoveOptions) (Phase, error) {
-	to := o.To
+// which stay) from t's namespace into o.To, with strategy m, and measures
+// the phase. As Delete does, it names only the set's devices, looked up
+// again right before each window of requests, and refuses when devices of
+// others depend on them; a move by group first checks, in the look right
+// before its request, that the group holds the set's devices and nothing
+// else. It returns the links as they arrived, as a set of their own in
+// o.To (no lower devices), and leaves in s those that did not move. A link
+// counts as moved (Phase.Moved) when a request named it and it is found in
+// o.To with its name and one of the run's groups, and either kept its
+// ifindex or its name was free there before the move: a device of others
+// already there under that name is never taken for the set's.
+func Move(ctx context.Context, t Target, s *Set, m MoveStrategy, o MoveOptions) (Phase, *Set, error) {
 	p := Phase{Name: "move", Tool: "devbulk", Strategy: string(m), Devices: len(s.Links)}
-	if err := Movable(s); err != nil {
-		return p, err
+	if err := movable(t, s, m); err != nil {
+		return p, nil, err
 	}
-	if m == MoveGroup && len(s.Lowers) > 0 {
-		return p, fmt.Errorf("%w: the lower devices devbulk made share the run's group: a move by group would take them too", ErrNotApplicable)
-	}
-	if m == MoveParallel && t.dialer() == nil {
-		return p, fmt.Errorf("%w: the parallel strategy needs the namespace (Target.NS or Target.Dialer) to open its sockets in", ErrNotApplicable)
+	before, err := o.To.Conn.ScanLinks() // what the destination held: outside the phase
+	if err != nil {
+		return p, nil, fmt.Errorf("the destination: %w", err)
 	}
 	d := newDeletion(t, s, DeleteOptions{Workers: o.Workers, Progress: o.Progress}, &p)
-	d.request = func(l nlbatch.Link) []byte { return nlbatch.SetNetnsRequest(l.Index, to.FD) }
-	if _, _, err := d.look(ctx, m == MoveGroup); err != nil {
-		return p, err
+	d.request = func(l nlbatch.Link) []byte { return nlbatch.SetNetnsRequest(l.Index, o.To.FD) }
+	others, _, err := d.look(ctx, m == MoveGroup)
+	if err != nil {
+		return p, nil, err
 	}
 	links, _ := s.split(d.mine)
-	sent, err := d.move(ctx, m, links, to)
+	sent, err := d.move(ctx, m, links, o.To)
 	d.stop()
-	if serr := s.settleMove(t.Conn, to.Conn, sent, &p); serr != nil {
-		return p, errors.Join(err, serr)
+	moved, serr := s.settleMove(t.Conn, o.To.Conn, names(before), sent, &p)
+	if serr == nil && t.Dedicated == nil {
+		p.Vanished, serr = vanished(t.Conn, nil, others)
+	}
+	if serr != nil {
+		return p, moved, errors.Join(err, serr)
 	}
 	if err == nil {
 		err = ctx.Err()
 	}
-	return p, err
+	return p, moved, err
+}
+
+// movable says why Move would refuse to move s by m from t before touching
+// anything, or nil.
+func movable(t Target, s *Set, m MoveStrategy) error {
+	if err := Movable(s); err != nil {
+		return err
+	}
+	switch {
+	case m == MoveGroup && len(s.Lowers) > 0:
+		return fmt.Errorf("%w: the lower devices devbulk made share the run's group: a move by group would take them too", ErrNotApplicable)
+	case m == MoveParallel && t.dialer() == nil:
+		return fmt.Errorf("%w: the parallel strategy needs the namespace (Target.NS or Target.Dialer) to open its sockets in", ErrNotApplicable)
+	}
+	return nil
 }
 
 // move sends the moves of links into to by strategy m, and returns the
-// ifindexes it named in a request the kernel executed.
+// ifindexes it named in a request the kernel executed (or may have: a lost
+// ACK, a group request that failed part-way), for the settle to check.
 func (d *deletion) move(ctx context.Context, m MoveStrategy, links []nlbatch.Link, to Destination) (map[int32]bool, error) {
 	progress := progressFrom(d.o.Progress, 0, len(links))
 	switch m {
@@ -135,21 +156,25 @@ func (d *deletion) move(ctx context.Context, m MoveStrategy, links []nlbatch.Lin
 	if err := d.first(); err != nil {
 		return nil, err
 	}
+	// The kernel moves the group's devices one by one and stops at the
+	// first it cannot move: those before it are gone, and the settle finds
+	// them.
 	if err := d.t.Conn.Do(ctx, nlbatch.SetGroupNetnsRequest(d.s.Group, to.FD)); err != nil && !errors.Is(err, nlbatch.ErrAckLost) {
-		return nil, fmt.Errorf("move group %d: %w", d.s.Group, err)
+		return indexes(links), fmt.Errorf("move group %d: %w", d.s.Group, err)
 	}
 	return indexes(links), nil
 }
 
-// settleMove finds the set's links after a move. Those in to, by name and
-// one of the run's groups (a move keeps both, and the ifindex where it is
-// free there), were moved: they count (Moved) and become s.Links. The rest
-// are Left: still here (not moved), or in neither namespace. sent is what
-// a request named; a link found in to that none named is not counted.
-func (s *Set) settleMove(from, to *nlbatch.Conn, sent map[int32]bool, p *Phase) error {
+// settleMove finds the set's links after a move. Those a request named and
+// that are in to with their name and one of the run's groups, having kept
+// their ifindex or taken a name that was free there before (taken: the
+// names to held then), were moved: they count (Moved) and are returned as
+// a set in to. The rest stay in s.Links and are Left, with what became of
+// them.
+func (s *Set) settleMove(from, to *nlbatch.Conn, taken map[string]bool, sent map[int32]bool, p *Phase) (*Set, error) {
 	there, err := to.LinksSized(len(s.Links))
 	if err != nil {
-		return fmt.Errorf("after the move, in the destination: %w", err)
+		return nil, fmt.Errorf("after the move, in the destination: %w", err)
 	}
 	arrived := map[string]nlbatch.Link{}
 	for _, l := range there {
@@ -157,29 +182,44 @@ func (s *Set) settleMove(from, to *nlbatch.Conn, sent map[int32]bool, p *Phase) 
 			arrived[l.Name] = l
 		}
 	}
-	here, err := from.LinksSized(len(s.Links))
-	if err != nil {
-		return fmt.Errorf("after the move: %w", err)
-	}
-	stayed := map[int32]nlbatch.Link{}
-	for _, l := range here {
-		stayed[l.Index] = l
-	}
-	var moved []nlbatch.Link
-	var left []Leftover
+	out := &Set{Kind: s.Kind, Group: s.Group, Marks: slices.Clone(s.Marks), Prefix: s.Prefix}
+	var stayed []nlbatch.Link
+	var unmoved []nlbatch.Link
 	for _, l := range s.Links {
-		now, ok := arrived[l.Name]
-		switch {
-		case ok && sent[l.Index]:
-			moved = append(moved, now)
-		case stayed[l.Index].Name == l.Name:
-			left = append(left, Leftover{Link: l, Present: true, Why: "not moved"})
-		default:
-			left = append(left, Leftover{Link: l, Why: "in neither namespace"})
+		if now, ok := arrived[l.Name]; ok && sent[l.Index] && (now.Index == l.Index || !taken[l.Name]) {
+			out.Links = append(out.Links, now)
+		} else {
+			unmoved = append(unmoved, l)
 		}
 	}
-	s.Links, p.Moved, p.Left = moved, len(moved), left
+	var left []Leftover
+	err = s.each(context.Background(), lookup{c: from, owns: s.owner()}, unmoved, func(now nlbatch.Link, lo Leftover, owned bool) {
+		switch {
+		case owned:
+			stayed = append(stayed, now)
+			left = append(left, Leftover{Link: now, Present: true, Why: "not moved"})
+		case lo.Present:
+			stayed = append(stayed, lo.Link)
+			left = append(left, lo)
+		default:
+			lo.Why += "; not found moved into the destination"
+			left = append(left, lo)
+		}
+	})
+	if err != nil {
+		return out, err
+	}
+	s.Links, p.Moved, p.Left = stayed, len(out.Links), left
 	p.Failed = p.Devices - p.Moved
 	p.FillRates()
-	return nil
+	return out, nil
+}
+
+// names is the set of the links' names.
+func names(links []nlbatch.Link) map[string]bool {
+	out := make(map[string]bool, len(links))
+	for _, l := range links {
+		out[l.Name] = true
+	}
+	return out
 }

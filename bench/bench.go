@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/devbulk/devbulk"
@@ -17,8 +18,9 @@ import (
 	"github.com/devbulk/devbulk/rcutrace"
 )
 
-// Options describe a bench: every count × delete strategy × repeat is
-// one full create→delete cycle in a fresh throwaway namespace.
+// Options describe a bench: every count × (move strategy ×) delete
+// strategy × repeat is one full create→(move→)delete cycle in fresh
+// throwaway namespaces.
 type Options struct {
 	Kind   *devices.Kind
 	Counts []int
@@ -326,17 +328,16 @@ func moved(ctx context.Context, o Options, st *stage, m batch.MoveStrategy) (*ba
 		}
 	}
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
-	p, err := profiled(o.moveProf, func() (batch.Phase, error) {
-		return rcuCounted(o, func() (batch.Phase, error) { return batch.Move(ctx, t, st.set, m, mo) })
+	p, err := profiled(o.moveProf, func() (p batch.Phase, err error) {
+		return rcuCounted(o, func() (batch.Phase, error) { p, to.set, err = batch.Move(ctx, t, st.set, m, mo); return p, err })
 	}, func(p batch.Phase) int { return p.Devices })
 	if err == nil && p.Failed > 0 {
-		err = fmt.Errorf("%d of %d links not moved: %v", p.Failed, p.Devices, p.Left)
+		err = fmt.Errorf("%d of %d links not moved: %s", p.Failed, p.Devices, strings.Join(p.Errors, "; "))
 	}
 	if err != nil {
 		to.release()
 		return &p, nil, err
 	}
-	to.set = &batch.Set{Kind: st.set.Kind, Group: st.set.Group, Prefix: st.set.Prefix, Links: st.set.Links}
 	return &p, to, nil
 }
 

@@ -176,7 +176,7 @@ func (r *Report) writeComparisons(w io.Writer) error {
 		[]string{"N", "phase", "strategy"}, "cycles", rows)
 }
 
-// writeHeadline states the result in words: each delete strategy against
+// writeHeadline states the result in words: each delete (and move) strategy against
 // the fastest batch path, and the cost of creating one device.
 func (r *Report) writeHeadline(w io.Writer) {
 	var lines []string

@@ -93,7 +93,9 @@ func (r *Report) writePhases(w io.Writer) error {
 	var has columns
 	for _, c := range r.Runs {
 		has.ip = has.ip || c.IPCreate != nil || c.IPDelete != nil
-		has.lat = has.lat || c.Create.Requests != nil || c.Delete.Requests != nil
+		for _, p := range c.Phases() {
+			has.lat = has.lat || p.Requests != nil
+		}
 		has.mem = has.mem || c.Create.KernelMem != nil
 	}
 	head := []string{"N", "rep", "phase", "strategy", "wall", "ms/dev", "dev/s", "user", "sys"}

@@ -86,8 +86,17 @@ func (o *Options) strategiesApply() error {
 			return err
 		}
 	}
-	if len(o.Moves) > 0 {
-		return batch.Movable(&batch.Set{Kind: k})
+	if len(o.Moves) == 0 {
+		return nil
+	}
+	if err := batch.Movable(&batch.Set{Kind: k}); err != nil {
+		return err
+	}
+	switch {
+	case k.NeedsLower && slices.Contains(o.Moves, batch.MoveGroup):
+		return fmt.Errorf("%w: --move group: the lower devices devbulk makes for %s share the run's group and would go too", batch.ErrNotApplicable, k.Name)
+	case k.Peers && slices.Contains(o.Deletes, batch.DeleteModule):
+		return fmt.Errorf("%w: --delete module after a move: the %s peers stay in the first namespace, where the module strategy counts them as others'", batch.ErrNotApplicable, k.Name)
 	}
 	return nil
 }

@@ -134,7 +134,11 @@ func BenchLines(r *bench.Report) []Line {
 			if p.Tool == "iproute2" {
 				strategy = "iproute2-" + strategy
 			}
-			name := fmt.Sprintf("%s/kind=%s/strategy=%s/n=%d", title(p.Name), r.Kind, nameValue(strategy), c.Count)
+			kind := r.Kind
+			if c.Move != nil && p.Name == "delete" { // where the links were moved: not the same work
+				kind += "/move=" + nameValue(c.Move.Strategy)
+			}
+			name := fmt.Sprintf("%s/kind=%s/strategy=%s/n=%d", title(p.Name), kind, nameValue(strategy), c.Count)
 			values := []Value{{float64(p.WallNS) / float64(p.Devices), UnitNsPerOp}, {p.DevicesPerSec, UnitDevPerSec}}
 			if p.KernelMem != nil {
 				values = append(values, Value{p.KernelMem.PerDeviceKiB, UnitKernelKiB})
@@ -173,10 +177,6 @@ func netnsLines(r *netnsbench.Report) []Line {
 			{float64(run.CreateNS) / float64(run.Namespaces), UnitNsPerOp}, {run.NetnsPerSec, UnitNsPerSec}}})
 		if run.DrainMethod != "" {
 			out = append(out, Line{Name: base + "Drain" + params, Iters: 1, Values: []Value{{float64(run.DrainNS), UnitNsPerOp}}})
-		}
-		if s := run.Setup; s != nil { // one namespace's setup, at p50 and p99
-			out = append(out, Line{Name: base + "SetupP50" + params, Iters: 1, Values: []Value{{float64(s.P50NS), UnitNsPerOp}}},
-				Line{Name: base + "SetupP99" + params, Iters: 1, Values: []Value{{float64(s.P99NS), UnitNsPerOp}}})
 		}
 		if run.ExecNS > 0 { // the exec step, per namespace
 			out = append(out, Line{Name: base + "Exec" + params, Iters: run.Namespaces, Values: []Value{

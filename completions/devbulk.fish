@@ -19,6 +19,7 @@ complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l kind -r -d 'lin
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l count -r -d 'links per cycle: `N[,N..]`'
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l create -r -d 'create strategy: serial or pipelined'
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l delete -r -d 'delete strategies: `S[,S..]` of serial, pipelined, parallel, group, netns, lower, module, auto'
+complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l move -r -d 'after the creation, move the links into a second throwaway namespace, timed as a move phase, and delete them there: move strategies `S[,S..]` of serial, pipelined, parallel, group'
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l repeat -r -d 'cycles per count and strategy (1..100)'
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l compare -r -d 'also run the same cycles with `iproute2` (ip -batch, ip link del [group])'
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l workers -r -d 'workers of the parallel delete strategy (1..64)'

@@ -18,7 +18,7 @@ import (
 )
 
 // move moves set from s into to by strategy m.
-func move(t *testing.T, s, to *scratch, set *batch.Set, m batch.MoveStrategy) (batch.Phase, error) {
+func move(t *testing.T, s, to *scratch, set *batch.Set, m batch.MoveStrategy) (batch.Phase, *batch.Set, error) {
 	t.Helper()
 	return batch.Move(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, m,
 		batch.MoveOptions{To: batch.Destination{Conn: to.conn, FD: int(to.ns.NS)}})
@@ -35,19 +35,18 @@ func TestMoveEveryStrategy(t *testing.T) {
 			_, rec := createRun(t, from, k, 300)
 			stranger := from.add(t, devices.Link{Kind: k, Name: "stranger"})
 			set, _ := rec.Set()
-			p, err := move(t, from, to, set, m)
-			if err != nil || p.Moved != 300 || p.Failed != 0 || len(p.Left) != 0 || p.WallNS <= 0 {
-				t.Fatalf("move: %v, moved %d, failed %d, left %v", err, p.Moved, p.Failed, p.Left)
+			p, moved, err := move(t, from, to, set, m)
+			if err != nil || p.Moved != 300 || p.Failed != 0 || len(p.Left) != 0 || p.WallNS <= 0 || len(set.Links) != 0 || len(moved.Links) != 300 {
+				t.Fatalf("move: %v, moved %d, failed %d, left %v; %d left in the set", err, p.Moved, p.Failed, p.Left, len(set.Links))
 			}
 			from.requireGone(t, "the move", rec.Links...)
 			from.requirePresent(t, "the move (not the run's)", stranger)
-			to.requirePresent(t, "the move", set.Links...)
-			for _, l := range set.Links {
-				if l.Group != rec.Group || !strings.HasPrefix(l.Name, "dbk") {
-					t.Fatalf("%s arrived in group %d, want the run's %d", l.Name, l.Group, rec.Group)
+			for _, l := range rec.Links { // looked up afresh where they went
+				if now := to.byName(t, l.Name); now.Group != rec.Group {
+					t.Fatalf("%s arrived in group %d, want the run's %d", l.Name, now.Group, rec.Group)
 				}
 			}
-			d, _, err := batch.Delete(context.Background(), batch.Target{Conn: to.conn, NS: to.ns.NS}, set, batch.DeleteGroup, batch.DeleteOptions{})
+			d, _, err := batch.Delete(context.Background(), batch.Target{Conn: to.conn, NS: to.ns.NS}, moved, batch.DeleteGroup, batch.DeleteOptions{})
 			if err != nil || d.Deleted != 300 {
 				t.Errorf("delete where they arrived: %v, deleted %d", err, d.Deleted)
 			}
@@ -65,11 +64,11 @@ func TestMoveSparesAStrangerInTheGroup(t *testing.T) {
 	stranger := from.add(t, devices.Link{Kind: k, Name: "stranger"})
 	from.setGroup(t, stranger, rec.Group)
 	set, _ := rec.Set()
-	if _, err := move(t, from, to, set, batch.MoveGroup); err == nil || !strings.Contains(err.Error(), "refusing to move by group") {
+	if _, _, err := move(t, from, to, set, batch.MoveGroup); err == nil || !strings.Contains(err.Error(), "refusing to move by group") {
 		t.Fatalf("move by group with a stranger in the group: %v", err)
 	}
 	from.requirePresent(t, "a refused move by group", append(rec.Links, stranger)...)
-	p, err := move(t, from, to, set, batch.MoveSerial)
+	p, _, err := move(t, from, to, set, batch.MoveSerial)
 	if err != nil || p.Moved != 20 {
 		t.Fatalf("serial move: %v, moved %d", err, p.Moved)
 	}
@@ -89,12 +88,12 @@ func TestMoveRefusals(t *testing.T) {
 	upper, _ := mv.Plan(devices.Options{Count: 1, Prefix: "theirs", Lowers: []devices.Lower{{Index: on.Index, Name: on.Name}}})
 	theirs := from.add(t, upper[0])
 	set, _ := rec.Set()
-	if _, err := move(t, from, to, set, batch.MoveSerial); !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), "refusing to move") {
+	if _, _, err := move(t, from, to, set, batch.MoveSerial); !errors.Is(err, batch.ErrForeignDependents) || !strings.Contains(err.Error(), "refusing to move") {
 		t.Fatalf("move under a macvlan of others: %v, want ErrForeignDependents", err)
 	}
 	from.requirePresent(t, "a refused move", append(rec.Links, theirs)...)
 	bridge := &batch.Set{Kind: devices.Bridge, Links: []nlbatch.Link{{Index: 1, Name: "dbk0"}}}
-	if _, err := move(t, from, to, bridge, batch.MoveSerial); !errors.Is(err, devbulk.ErrNotSupported) {
+	if _, _, err := move(t, from, to, bridge, batch.MoveSerial); !errors.Is(err, devbulk.ErrNotSupported) {
 		t.Errorf("moving bridges: %v, want ErrNotSupported", err)
 	}
 }
@@ -145,6 +144,8 @@ func TestBenchMoveBadInput(t *testing.T) {
 		"--kind ifb --move serial --workers 3":        {2, "--workers applies to the parallel strategies only"},
 		"--kind bridge --move serial --delete group":  {4, "bridge links cannot leave their namespace"},
 		"--kind vlan --move serial --delete lower":    {2, "--move with --delete lower"},
+		"--kind macvlan --move group --delete group":  {2, "--move group: the lower devices devbulk makes for macvlan share the run's group"},
+		"--kind veth --move serial --delete module":   {2, "--delete module after a move: the veth peers stay in the first namespace"},
 	} {
 		r := run(t, t.TempDir(), append([]string{"bench", "--count", "10"}, strings.Fields(args)...)...)
 		if r.code != want.code || !strings.Contains(r.stderr, want.text) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
@@ -155,5 +156,60 @@ func TestBenchMoveBadInput(t *testing.T) {
 	if json.Unmarshal([]byte(run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "5", "--move", "parallel", "--workers", "2", "--delete", "group", "--json").stdout), &rep) != nil ||
 		len(rep.Runs) != 1 || rep.Runs[0].Move == nil || rep.Runs[0].Move.Moved != 5 {
 		t.Errorf("--workers with --move parallel: %+v", rep.Runs)
+	}
+}
+
+// The lower devices devbulk made stay where they were: macvlans moved by
+// serial requests arrive alone, their lowers stay behind (the macvlans
+// keep working on a lower in another namespace).
+func TestMoveLeavesTheLowers(t *testing.T) {
+	k := needKind(t, "macvlan")
+	from, to := newScratch(t), newScratch(t)
+	_, rec := createRun(t, from, k, 10)
+	if len(rec.Lowers) == 0 {
+		t.Fatal("the run made no lower devices")
+	}
+	set, _ := rec.Set()
+	p, moved, err := move(t, from, to, set, batch.MoveSerial)
+	if err != nil || p.Moved != 10 || len(moved.Lowers) != 0 {
+		t.Fatalf("move: %v, moved %d, lowers in the moved set %v", err, p.Moved, moved.Lowers)
+	}
+	from.requirePresent(t, "the move of their macvlans", rec.Lowers...)
+	there := to.links(t)
+	for _, l := range rec.Lowers {
+		for _, now := range there {
+			if now.Name == l.Name {
+				t.Errorf("lower device %s went with its macvlans", l.Name)
+			}
+		}
+	}
+}
+
+// Which kinds the kernel moves, each checked here against the kind's
+// table (NetnsLocal): one device of every kind this kernel has, moved by
+// one request.
+func TestNetnsLocalMatchesTheKernel(t *testing.T) {
+	needRoot(t)
+	for _, k := range devices.All() {
+		if !probe[k.Name] {
+			continue
+		}
+		t.Run(k.Name, func(t *testing.T) {
+			from, to := newScratch(t), newScratch(t)
+			o := devices.Options{Count: 1, Prefix: "mv", VNIBase: 4242, RemoteBase: devices.DefaultRemoteBase}
+			if k.NeedsLower {
+				lower := from.add(t, devices.Link{Kind: devices.LowerKind(probe), Name: "lowr"})
+				o.Lowers = []devices.Lower{{Index: lower.Index, Name: lower.Name}}
+			}
+			links, err := k.Plan(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := from.add(t, links[0])
+			err = from.conn.Do(context.Background(), nlbatch.SetNetnsRequest(l.Index, int(to.ns.NS)))
+			if moved := err == nil; moved == k.NetnsLocal {
+				t.Errorf("%s: moved %v (%v), but NetnsLocal is %v", k.Name, moved, err, k.NetnsLocal)
+			}
+		})
 	}
 }
