@@ -167,7 +167,7 @@ func Netns(r *netnsbench.Report) (*plot.Plot, error) {
 		lines = append(lines, label, xy)
 	}
 	if len(lines) == 0 {
-		return nil, errors.New("the netns report has no backlog series (the slab counts were not readable)")
+		return nil, errors.New("the netns report has no backlog series: its runs stopped before their first sample, or the slab counts were not readable")
 	}
 	if err := plotutil.AddLines(p, lines...); err != nil {
 		return nil, err

@@ -317,7 +317,7 @@ func start(t *testing.T, state string, args ...string) (*exec.Cmd, *strings.Buil
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), "DEVBULK_STATE_DIR="+state)
 	var stdout strings.Builder
-	cmd.Stdout = &stdout
+	cmd.Stdout, cmd.Stderr = &stdout, &strings.Builder{} // stderr: cmd.Stderr.(*strings.Builder)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

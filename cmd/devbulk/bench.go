@@ -150,9 +150,7 @@ func runBench(c *cli.Context, o bench.Options) error {
 		if werr == nil {
 			werr = writeSVG(c, report)
 		}
-		if err == nil {
-			err = werr
-		}
+		err = firstSaying(err, werr)
 	}
 	return err
 }

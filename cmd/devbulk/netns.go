@@ -239,8 +239,5 @@ func writeNetns(c *cli.Context, r *netnsbench.Report, err error) error {
 	if werr == nil {
 		werr = writeSVG(c, r)
 	}
-	if err == nil {
-		err = werr
-	}
-	return err
+	return firstSaying(err, werr)
 }

@@ -118,6 +118,19 @@ func writeSVG(c *cli.Context, doc any) error {
 	return writeFile(path, func(w io.Writer) error { _, err := w.Write(svg.Bytes()); return err })
 }
 
+// firstSaying returns the run's error, or, when there is none, the error of
+// writing its outputs; an output's error behind a run's (an interrupted
+// run's chart that could not be drawn) is said on stderr, not lost.
+func firstSaying(run, output error) error {
+	if run == nil {
+		return output
+	}
+	if output != nil {
+		fmt.Fprintf(os.Stderr, "devbulk: %v\n", output)
+	}
+	return run
+}
+
 // outputs are the files that --svg, --series, --output and --save name.
 type outputs struct{ made []string }
 
