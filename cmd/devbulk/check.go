@@ -218,15 +218,8 @@ func printCheck(c *cli.Context, a *checkArgs, o outcome, runErr error) error {
 	if runErr != nil {
 		return runErr
 	}
-	status := checkStatus(o.ExitCode())
-	err := writeSVG(c, o)
-	if err != nil {
-		if status == nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "devbulk: %v\n", err) // the check's own outcome decides the exit code
-	}
-	return status
+	// The check's own outcome decides the exit code.
+	return firstSaying(checkStatus(o.ExitCode()), writeSVG(c, o))
 }
 
 // readSuite reads the suite --suite names, else devbulk's own: its

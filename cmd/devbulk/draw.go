@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,11 +46,12 @@ func plotter() (string, error) {
 }
 
 // drawSVG has devbulk-plot draw a result document (bench, netns or check
-// JSON) as SVG into w; memory draws a bench's kernel memory per device.
-func drawSVG(ctx context.Context, doc []byte, memory bool, w io.Writer) error {
+// JSON) and returns the SVG; memory draws a bench's kernel memory per
+// device.
+func drawSVG(ctx context.Context, doc []byte, memory bool) ([]byte, error) {
 	prog, err := plotter()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var args []string
 	if memory {
@@ -65,10 +65,9 @@ func drawSVG(ctx context.Context, doc []byte, memory bool, w io.Writer) error {
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit) && exit.ExitCode() == exitUndrawable:
-		return undrawable(msg)
+		return nil, undrawable(msg)
 	case err != nil:
-		return fmt.Errorf("%s: %v: %s", prog, err, msg)
+		return nil, fmt.Errorf("%s: %v: %s", prog, err, msg)
 	}
-	_, err = w.Write(out.Bytes())
-	return err
+	return out.Bytes(), nil
 }

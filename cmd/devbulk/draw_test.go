@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -35,19 +34,18 @@ esac
 echo "<svg $*>$doc</svg>"
 `)
 	ctx := context.Background()
-	var out bytes.Buffer
-	if err := drawSVG(ctx, []byte("doc"), true, &out); err != nil || out.String() != "<svg -memory>doc</svg>\n" {
-		t.Errorf("drawn %q, %v", out.String(), err)
+	if out, err := drawSVG(ctx, []byte("doc"), true); err != nil || string(out) != "<svg -memory>doc</svg>\n" {
+		t.Errorf("drawn %q, %v", out, err)
 	}
 	u := undrawable("")
-	if err := drawSVG(ctx, []byte("bad"), false, &out); !errors.As(err, &u) || string(u) != "not a devbulk result document" {
+	if _, err := drawSVG(ctx, []byte("bad"), false); !errors.As(err, &u) || string(u) != "not a devbulk result document" {
 		t.Errorf("exit 3: %v", err)
 	}
-	if err := drawSVG(ctx, []byte("crash"), false, &out); err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), "panic: boom") {
+	if _, err := drawSVG(ctx, []byte("crash"), false); err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), "panic: boom") {
 		t.Errorf("exit 2: %v, want a failure with its stderr, not an undrawable document", err)
 	}
 	t.Setenv("PATH", t.TempDir())
-	if err := drawSVG(ctx, []byte("doc"), false, &out); !errors.Is(err, devbulk.ErrNotSupported) || !strings.Contains(err.Error(), "needs devbulk-plot") {
+	if _, err := drawSVG(ctx, []byte("doc"), false); !errors.Is(err, devbulk.ErrNotSupported) || !strings.Contains(err.Error(), "needs devbulk-plot") {
 		t.Errorf("without devbulk-plot: %v", err)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,13 +108,13 @@ func writeSVG(c *cli.Context, doc any) error {
 	if err != nil {
 		return fmt.Errorf("--svg: %w", err)
 	}
-	var svg bytes.Buffer
 	// Not cancelled with the run: an interrupted run's partial report is
 	// drawn too (devbulk-plot is quick, and dies with devbulk).
-	if err := drawSVG(context.WithoutCancel(c.Context), b, false, &svg); err != nil {
+	svg, err := drawSVG(context.WithoutCancel(c.Context), b, false)
+	if err != nil {
 		return fmt.Errorf("--svg: %w", err)
 	}
-	return writeFile(path, func(w io.Writer) error { _, err := w.Write(svg.Bytes()); return err })
+	return os.WriteFile(path, svg, 0o644)
 }
 
 // firstSaying returns the run's error, or, when there is none, the error of

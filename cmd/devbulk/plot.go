@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,14 +31,13 @@ func plotDocument(c *cli.Context) error {
 	if err != nil {
 		return usage(err)
 	}
-	var svg bytes.Buffer
-	if err := drawSVG(c.Context, b, c.Bool("memory"), &svg); err != nil {
-		if u := undrawable(""); errors.As(err, &u) {
-			return usagef("%s: %v", c.Args().First(), u)
-		}
+	svg, err := drawSVG(c.Context, b, c.Bool("memory"))
+	if u := undrawable(""); errors.As(err, &u) {
+		return usagef("%s: %v", c.Args().First(), u)
+	}
+	if err != nil {
 		return err
 	}
-	write := func(w io.Writer) error { _, err := w.Write(svg.Bytes()); return err }
 	out := c.String("output")
 	switch {
 	case out == "" && isTerminal(1):
@@ -50,15 +47,16 @@ func plotDocument(c *cli.Context) error {
 		if _, err := os.Lstat(out); err == nil {
 			return usagef("stdout is a terminal and %s exists: give -o FILE (or -o - for stdout)", out)
 		}
-		if err := writeFile(out, write); err != nil {
+		if err := os.WriteFile(out, svg, 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.App.ErrWriter, "devbulk: wrote %s (stdout is a terminal; -o - writes there)\n", out)
 		return nil
 	case out == "" || out == "-":
-		return write(c.App.Writer)
+		_, err := c.App.Writer.Write(svg)
+		return err
 	}
-	return writeFile(out, write)
+	return os.WriteFile(out, svg, 0o644)
 }
 
 // svgSuffix ends the name of a chart drawn beside its document: the
