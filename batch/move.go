@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -68,10 +69,15 @@ type MoveOptions struct {
 	Progress func(done, total int)
 }
 
-// Movable says why the links of s cannot be moved, or nil.
-func Movable(s *Set) error {
-	if s.Kind != nil && s.Kind.NetnsLocal {
-		return devbulk.NotSupported("%s links cannot leave their namespace: the kernel keeps them where they were made (NETIF_F_NETNS_LOCAL)", s.Kind.Name)
+// Applies says why strategy m cannot move links of kind k (nil: whatever
+// the kind), with lower devices devbulk made when lowers is set, or nil:
+// for callers that refuse before anything is made.
+func (m MoveStrategy) Applies(k *devices.Kind, lowers bool) error {
+	switch {
+	case k != nil && k.NetnsLocal:
+		return devbulk.NotSupported("%s links cannot leave their namespace: the kernel keeps them where they were made (NETIF_F_NETNS_LOCAL)", k.Name)
+	case m == MoveGroup && lowers:
+		return fmt.Errorf("%w: the lower devices devbulk made share the run's group: a move by group would take them too", ErrNotApplicable)
 	}
 	return nil
 }
@@ -122,13 +128,10 @@ func Move(ctx context.Context, t Target, s *Set, m MoveStrategy, o MoveOptions) 
 // movable says why Move would refuse to move s by m from t before touching
 // anything, or nil.
 func movable(t Target, s *Set, m MoveStrategy) error {
-	if err := Movable(s); err != nil {
+	if err := m.Applies(s.Kind, len(s.Lowers) > 0); err != nil {
 		return err
 	}
-	switch {
-	case m == MoveGroup && len(s.Lowers) > 0:
-		return fmt.Errorf("%w: the lower devices devbulk made share the run's group: a move by group would take them too", ErrNotApplicable)
-	case m == MoveParallel && t.dialer() == nil:
+	if m == MoveParallel && t.dialer() == nil {
 		return fmt.Errorf("%w: the parallel strategy needs the namespace (Target.NS or Target.Dialer) to open its sockets in", ErrNotApplicable)
 	}
 	return nil

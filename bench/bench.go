@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/devbulk/devbulk"
@@ -179,6 +180,21 @@ func twin(ctx context.Context, o Options, c *Cycle, s cycleOf, ipFirst bool) err
 	return nil
 }
 
+// phaseCounter is a phase's progress for batch (done out of total, the
+// total known only at the first report; parallel workers report from
+// several goroutines), drawn by o.Counter; nil without one.
+func (o Options) phaseCounter(label string) func(done, total int) {
+	if o.Counter == nil {
+		return nil
+	}
+	var once sync.Once
+	var bar func(int)
+	return func(done, total int) {
+		once.Do(func() { bar = o.Counter(label, total) })
+		bar(done)
+	}
+}
+
 func (o Options) progress(format string, args ...any) {
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf(format, args...))
@@ -291,16 +307,8 @@ func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error
 			}
 		}()
 	}
-	do := batch.DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower, KeepLowers: true}
-	if o.Counter != nil {
-		var bar func(int)
-		do.Progress = func(done, total int) {
-			if bar == nil {
-				bar = o.Counter(fmt.Sprintf("N=%d %s delete", n, d), total)
-			}
-			bar(done)
-		}
-	}
+	do := batch.DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower, KeepLowers: true,
+		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s delete", n, d))}
 	c.Delete, err = traced(o, func() (batch.Phase, error) {
 		p, _, err := batch.Delete(ctx, t, st.set, d, do)
 		return p, err
@@ -317,16 +325,8 @@ func moved(ctx context.Context, o Options, st *stage, m batch.MoveStrategy) (*ba
 	if err != nil {
 		return nil, nil, err
 	}
-	mo := batch.MoveOptions{To: batch.Destination{Conn: to.conn, FD: int(to.ns.NS)}, Workers: o.Workers}
-	if o.Counter != nil {
-		var bar func(int)
-		mo.Progress = func(done, total int) {
-			if bar == nil {
-				bar = o.Counter(fmt.Sprintf("N=%d %s move", len(st.set.Links), m), total)
-			}
-			bar(done)
-		}
-	}
+	mo := batch.MoveOptions{To: batch.Destination{Conn: to.conn, FD: int(to.ns.NS)}, Workers: o.Workers,
+		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s move", len(st.set.Links), m))}
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
 	p, err := profiled(o.moveProf, func() (p batch.Phase, err error) {
 		return rcuCounted(o, func() (batch.Phase, error) { p, to.set, err = batch.Move(ctx, t, st.set, m, mo); return p, err })

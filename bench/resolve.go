@@ -86,16 +86,12 @@ func (o *Options) strategiesApply() error {
 			return err
 		}
 	}
-	if len(o.Moves) == 0 {
-		return nil
+	for _, m := range o.Moves {
+		if err := m.Applies(k, k.NeedsLower); err != nil { // bench makes the lower devices itself
+			return fmt.Errorf("--move %s: %s: %w", m, k.Name, err)
+		}
 	}
-	if err := batch.Movable(&batch.Set{Kind: k}); err != nil {
-		return err
-	}
-	switch {
-	case k.NeedsLower && slices.Contains(o.Moves, batch.MoveGroup):
-		return fmt.Errorf("%w: --move group: the lower devices devbulk makes for %s share the run's group and would go too", batch.ErrNotApplicable, k.Name)
-	case k.Peers && slices.Contains(o.Deletes, batch.DeleteModule):
+	if k.Peers && len(o.Moves) > 0 && slices.Contains(o.Deletes, batch.DeleteModule) {
 		return fmt.Errorf("%w: --delete module after a move: the %s peers stay in the first namespace, where the module strategy counts them as others'", batch.ErrNotApplicable, k.Name)
 	}
 	return nil
