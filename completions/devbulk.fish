@@ -2,7 +2,7 @@
 
 function __fish_devbulk_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i kinds bench create delete cleanup rmmod netns churn create sequential vm check lava job run plot
+        if contains -- $i kinds bench create move delete cleanup rmmod netns churn create sequential vm check lava job run plot
             return 1
         end
     end
@@ -22,7 +22,7 @@ complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l delete -r -d 'd
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l move -r -d 'after the creation, move the links into a second throwaway namespace, timed as a move phase, and delete them there: move strategies `S[,S..]` of serial, pipelined, parallel, group'
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l repeat -r -d 'cycles per count and strategy (1..100)'
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l compare -r -d 'also run the same cycles with `iproute2` (ip -batch, ip link del [group])'
-complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l workers -r -d 'workers of the parallel delete strategy (1..64)'
+complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l workers -r -d 'workers of the parallel strategies, delete or move (1..64)'
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l up -d 'create the links administratively up'
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l force -d 'create even when the devices\' estimated kernel memory exceeds MemAvailable'
 complete -c devbulk -n '__fish_seen_subcommand_from bench' -f -l vlan-proto -r -d 'vlan protocol: 802.1Q or 802.1ad'
@@ -48,6 +48,17 @@ complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l vlan-proto -r 
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l remote-base -r -d 'first tunnel remote (ipip, gre, gretap); link i gets base+i, inside 198.18.0.0/15'
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l json -d 'print the result document as JSON'
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l quiet -s q -d 'no progress on stderr'
+complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l help -s h -d 'show help'
+complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'move' -d 'move the links devbulk created in a netns into another, alive (ip link set DEV netns X); their records follow them'
+complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l netns -r -d 'namespace: a `NAME` from `ip netns list`, a path to a namespace file (/proc/PID/ns/net), or "current" for devbulk\'s own'
+complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l to -r -d 'the namespace to move them into: a `NAME`, a path or "current", as for --netns'
+complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l strategy -r -d 'serial, pipelined, parallel or group'
+complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l prefix -r -d 'only the run made with --prefix `P`'
+complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l kind -r -d 'only runs of kind `K`'
+complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l force -d 'stop (SIGKILL) a devbulk that still runs a run, then move the run'
+complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l workers -r -d 'workers of the parallel strategies, delete or move (1..64)'
+complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l json -d 'print the result document as JSON'
+complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l quiet -s q -d 'no progress on stderr'
 complete -c devbulk -n '__fish_seen_subcommand_from delete' -f -l help -s h -d 'show help'
 complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'delete' -d 'delete every link devbulk created in a netns (and nothing else)'
 complete -c devbulk -n '__fish_seen_subcommand_from delete' -f -l netns -r -d 'namespace: a `NAME` from `ip netns list`, a path to a namespace file (/proc/PID/ns/net), or "current" for devbulk\'s own'
@@ -56,7 +67,7 @@ complete -c devbulk -n '__fish_seen_subcommand_from delete' -f -l prefix -r -d '
 complete -c devbulk -n '__fish_seen_subcommand_from delete' -f -l kind -r -d 'only runs of kind `K`'
 complete -c devbulk -n '__fish_seen_subcommand_from delete' -f -l force -d 'stop (SIGKILL) a devbulk that still runs a run, then delete the run'
 complete -c devbulk -n '__fish_seen_subcommand_from delete' -f -l forget-renamed -d 'drop devices someone else renamed from the record (naming them; they are not deleted), so that the rest of the run can go'
-complete -c devbulk -n '__fish_seen_subcommand_from delete' -f -l workers -r -d 'workers of the parallel delete strategy (1..64)'
+complete -c devbulk -n '__fish_seen_subcommand_from delete' -f -l workers -r -d 'workers of the parallel strategies, delete or move (1..64)'
 complete -c devbulk -n '__fish_seen_subcommand_from delete' -f -l json -d 'print the result document as JSON'
 complete -c devbulk -n '__fish_seen_subcommand_from delete' -f -l quiet -s q -d 'no progress on stderr'
 complete -c devbulk -n '__fish_seen_subcommand_from cleanup' -f -l help -s h -d 'show help'

@@ -18,8 +18,8 @@ type Cleaned struct {
 }
 
 // Cleanup removes what killed devbulk runs left: the devices of every run
-// whose devbulk is gone and that was still creating or deleting (with all,
-// completed runs too), the records of runs whose namespace or devices are
+// whose devbulk is gone and that was still creating, deleting or moving
+// (a move's on both sides; with all, completed runs too), the records of runs whose namespace or devices are
 // gone (stale), and malformed records (moved aside). Runs of a devbulk
 // still running are never touched. A run's namespace is found by its
 // --netns when that still leads to the recorded inode, else by the inode
@@ -44,63 +44,113 @@ func (s *Store) Cleanup(ctx context.Context, all bool) ([]Cleaned, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		switch {
-		case r.Owner.Alive():
+		if r.Owner.Alive() {
 			continue // a running devbulk's
-		case r.State == Complete && !all:
-			// The user's, until devbulk delete (or --all): only a record
-			// whose namespace is gone is pruned.
-			if ns, _ := recordedNetns(r); ns.IsOpen() {
-				ns.Close()
+		}
+		both := all
+		switch r.State {
+		case Complete:
+			if !all {
+				// The user's, until devbulk delete (or --all): only what a
+				// namespace that is gone held is pruned.
+				out = append(out, s.pruneGone(ctx, r, recs)...)
 				continue
 			}
+		case Moving:
+			// Killed while moving: the links are on either side, and go
+			// from both.
+			if err := s.resolveMove(r); err != nil {
+				out = append(out, Cleaned{What: r.String(), Err: err})
+				continue
+			}
+			both = true
 		}
-		out = append(out, s.cleanupRun(ctx, r, recs))
+		out = append(out, s.cleanupRun(ctx, r, recs, both)...)
 	}
 	return out, nil
 }
 
-func (s *Store) cleanupRun(ctx context.Context, r *Record, recs []*Record) Cleaned {
-	ns, where := recordedNetns(r)
+// cleanupRun deletes a run's devices on its own side and, with both, on the
+// other side of a move too.
+func (s *Store) cleanupRun(ctx context.Context, r *Record, recs []*Record, both bool) []Cleaned {
+	var out []Cleaned
+	if both && r.To != nil {
+		r.turn()
+		c, removed := s.cleanupSide(ctx, r, recs)
+		if out = append(out, c); removed {
+			return out
+		}
+		if r.To != nil { // what is left of that side stays recorded there
+			r.turn()
+		}
+	}
+	c, _ := s.cleanupSide(ctx, r, recs)
+	return append(out, c)
+}
+
+// pruneGone drops from a completed run what it had in namespaces that are
+// gone (their devices went with them), and its record when nothing is left.
+func (s *Store) pruneGone(ctx context.Context, r *Record, recs []*Record) []Cleaned {
+	var st staleness
+	var out []Cleaned
+	if r.To != nil && st.gone(r.To.Place) {
+		r.turn()
+		c, _ := s.cleanupSide(ctx, r, recs)
+		out = append(out, c)
+	}
+	if st.gone(r.Place) {
+		c, _ := s.cleanupSide(ctx, r, recs)
+		out = append(out, c)
+	}
+	return out
+}
+
+// cleanupSide deletes the devices of the run on its own side, or drops
+// them from the record when that namespace is gone; it reports whether the
+// record is gone.
+func (s *Store) cleanupSide(ctx context.Context, r *Record, recs []*Record) (Cleaned, bool) {
+	ns, where := recordedNetns(r.Place)
 	if !ns.IsOpen() {
-		return Cleaned{What: fmt.Sprintf("%s: stale, the namespace is gone (and its devices with it): record removed", r), Err: s.Remove(r)}
+		if r.To == nil {
+			return Cleaned{What: fmt.Sprintf("%s: stale, the namespace is gone (and its devices with it): record removed", r), Err: s.Remove(r)}, true
+		}
+		gone := r.Netns
+		r.Links, r.Lowers, r.State = nil, nil, Complete
+		r.settle()
+		return Cleaned{What: fmt.Sprintf("%s: netns %s is gone, and the run's devices there with it: dropped from the record", r, gone), Err: s.Save(r)}, false
 	}
 	defer ns.Close()
 	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
 	if err != nil {
-		return Cleaned{What: r.String(), Err: err}
+		return Cleaned{What: r.String(), Err: err}, false
 	}
 	defer conn.Close()
-	n := r.Devices()
-	p, removed, _, err := s.deleteSet(ctx, batch.Target{Conn: conn, NS: ns}, r, DeleteOptions{Strategy: batch.DeleteGroup})
-	sib := siblings(&p, r, recs)
-	in := "netns " + r.Netns
+	n, name, in := len(r.Links)+len(r.Lowers), r.String(), "netns "+r.Netns
 	if where != r.Netns {
 		in = fmt.Sprintf("netns %s (recorded as %s, found by inode)", where, r.Netns)
 	}
-	var what string
-	switch {
-	case removed && err == nil && p.Deleted == 0 && len(p.Left) == n: // nothing of it was there
-		what = fmt.Sprintf("%s: stale, none of its %s is left in %s: record removed", r, devbulk.Plural(n, "device"), in)
-	default:
-		what = fmt.Sprintf("%s: deleted %d of %d %s links in %s", r, p.Deleted, p.Devices, r.Kind, in)
-		if left := describe(p.Left); left != "" {
-			what += "; " + left
-		}
-		for _, l := range p.Left {
-			if l.RenamedTo != "" {
-				what += fmt.Sprintf("; `devbulk delete --netns %s --forget-renamed` drops renamed devices from the record", where)
-				break
-			}
-		}
-		if len(sib) > 0 {
-			what += "; " + SiblingsGone(sib)
-		}
-		if len(p.Vanished) > 0 {
-			what += "; not devbulk's, gone during the delete: " + strings.Join(p.Vanished, ", ")
+	p, removed, _, err := s.deleteSet(ctx, batch.Target{Conn: conn, NS: ns}, r, DeleteOptions{Strategy: batch.DeleteGroup})
+	sib := siblings(&p, r, recs)
+	if removed && err == nil && p.Deleted == 0 && len(p.Left) == n { // nothing of it was there
+		return Cleaned{What: fmt.Sprintf("%s: stale, none of its %s is left in %s: record removed", name, devbulk.Plural(n, "device"), in)}, true
+	}
+	what := fmt.Sprintf("%s: deleted %d of %d %s links in %s", name, p.Deleted, p.Devices, r.Kind, in)
+	if left := describe(p.Left); left != "" {
+		what += "; " + left
+	}
+	for _, l := range p.Left {
+		if l.RenamedTo != "" {
+			what += fmt.Sprintf("; `devbulk delete --netns %s --forget-renamed` drops renamed devices from the record", where)
+			break
 		}
 	}
-	return Cleaned{What: what, Err: err}
+	if len(sib) > 0 {
+		what += "; " + SiblingsGone(sib)
+	}
+	if len(p.Vanished) > 0 {
+		what += "; not devbulk's, gone during the delete: " + strings.Join(p.Vanished, ", ")
+	}
+	return Cleaned{What: what, Err: err}, removed
 }
 
 // describe says what became of the devices a delete did not remove.

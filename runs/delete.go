@@ -64,8 +64,9 @@ type Outcome struct {
 	Siblings []string
 }
 
-// DeleteReport is what Store.Delete did, run by run, and what it noticed.
-type DeleteReport struct {
+// Report is what Store.Delete or Store.Move did, run by run, and what it
+// noticed.
+type Report struct {
 	Runs []Outcome
 	// Bad are record files that are not records and may be of this
 	// namespace (ignored: their devices are not deleted; Cleanup moves them
@@ -79,7 +80,7 @@ type DeleteReport struct {
 }
 
 // Err joins the runs' errors.
-func (r *DeleteReport) Err() error {
+func (r *Report) Err() error {
 	var errs []error
 	for _, o := range r.Runs {
 		if o.Err != nil {
@@ -98,36 +99,13 @@ func (r *DeleteReport) Err() error {
 // its first request, then rewritten with the devices still present
 // (renamed, moved to another group, not deleted), or removed when nothing
 // is left.
-func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions) (*DeleteReport, error) {
+func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions) (*Report, error) {
 	if err := o.Strategy.Applies(nil, false); err != nil { // whatever the runs found
 		return nil, err
 	}
-	recs, bad, err := s.Load()
+	recs, rep, mine, err := s.choose(o.NS, o.Inode, o.Prefix, o.Kind)
 	if err != nil {
 		return nil, err
-	}
-	rep := &DeleteReport{}
-	for _, b := range bad {
-		if ino := b.inode(); ino != 0 && ino != o.Inode {
-			rep.BadElsewhere = append(rep.BadElsewhere, b)
-		} else {
-			rep.Bad = append(rep.Bad, b)
-		}
-	}
-	cookie := namespace.Cookie(o.NS)
-	stale := staleness{}
-	var mine []*Record
-	for _, r := range recs {
-		switch {
-		case !r.In(o.Inode, cookie):
-			if stale.of(r) {
-				rep.Stale = append(rep.Stale, r)
-			}
-		case (o.Prefix == "" || r.Prefix == o.Prefix) && (o.Kind == "" || r.Kind == o.Kind):
-			mine = append(mine, r)
-		default:
-			rep.Unmatched = append(rep.Unmatched, r)
-		}
 	}
 	for _, r := range mine {
 		set, err := r.Set()
@@ -138,7 +116,8 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 			return nil, err
 		}
 	}
-	mine, stopped, refusals := s.takeOver(ctx, conn, o, mine)
+	t := batch.Target{Conn: conn, NS: o.NS}
+	mine, stopped, refusals := s.takeOver(ctx, t, o.Force, mine)
 	if len(refusals) > 0 {
 		rep.Runs = refusals
 		return rep, nil
@@ -147,31 +126,56 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 		if err := ctx.Err(); err != nil {
 			break
 		}
-		// Read again right before its delete: another devbulk (one --force
-		// stopped, or one deleting it meanwhile) may have changed the run.
-		now, err := s.reread(r)
-		if err != nil {
-			rep.Runs = append(rep.Runs, Outcome{Record: r, Err: err})
-			continue
-		}
-		if now == nil {
+		now, err := s.again(r, o.NS, o.Inode)
+		if now == nil && err == nil {
 			continue // deleted meanwhile, by the devbulk that had it
 		}
-		out := Outcome{Record: now, Stopped: stopped[r]}
-		// The loaded copy's devices are now's (200 000 links are 17 MB);
-		// siblings passes it over by its group.
-		r.Links, r.Lowers = nil, nil
-		r = now
-		if r.Owner.Alive() && r.Owner != owner.Self() {
-			out.Err = fmt.Errorf("%w (%s, state %s): it took the run over meanwhile", ErrRunning, r.Owner, r.State)
+		out := Outcome{Record: now, Stopped: stopped[r], Err: err}
+		if err != nil {
+			out.Record = r
 			rep.Runs = append(rep.Runs, out)
 			continue
 		}
-		out.Phase, out.Removed, out.Forgotten, out.Err = s.deleteSet(ctx, batch.Target{Conn: conn, NS: o.NS}, r, o)
-		out.Siblings = siblings(&out.Phase, r, recs)
+		out.Phase, out.Removed, out.Forgotten, out.Err = s.deleteSet(ctx, t, now, o)
+		out.Siblings = siblings(&out.Phase, now, recs)
 		rep.Runs = append(rep.Runs, out)
 	}
 	return rep, nil
+}
+
+// choose loads the records and picks the runs in namespace ns (inode ino),
+// on either side of a move, of prefix and kind when set, each facing ns
+// (Record.turn); the report holds what was noticed on the way.
+func (s *Store) choose(ns netns.NsHandle, ino uint64, prefix, kind string) ([]*Record, *Report, []*Record, error) {
+	recs, bad, err := s.Load()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rep := &Report{}
+	for _, b := range bad {
+		if i := b.inode(); i != 0 && i != ino {
+			rep.BadElsewhere = append(rep.BadElsewhere, b)
+		} else {
+			rep.Bad = append(rep.Bad, b)
+		}
+	}
+	cookie := namespace.Cookie(ns)
+	stale := staleness{}
+	var mine []*Record
+	for _, r := range recs {
+		switch {
+		case !r.Touches(ino, cookie):
+			if stale.of(r) {
+				rep.Stale = append(rep.Stale, r)
+			}
+		case (prefix == "" || r.Prefix == prefix) && (kind == "" || r.Kind == kind):
+			r.face(ino, cookie)
+			mine = append(mine, r)
+		default:
+			rep.Unmatched = append(rep.Unmatched, r)
+		}
+	}
+	return recs, rep, mine, nil
 }
 
 // takeOver makes the runs this process's to delete, or says why not, before
@@ -180,15 +184,15 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 // (a run it had finished undoing is gone); devices of others on any run's
 // devices refuse all runs when there are several (one run's delete refuses
 // by itself before its first request).
-func (s *Store) takeOver(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions, mine []*Record) ([]*Record, map[*Record]bool, []Outcome) {
+func (s *Store) takeOver(ctx context.Context, t batch.Target, force bool, mine []*Record) ([]*Record, map[*Record]bool, []Outcome) {
 	var refused []Outcome
 	var runs []*Record
 	stopped := map[*Record]bool{}
 	for _, r := range mine {
 		out := Outcome{Record: r}
 		if r.Owner.Alive() && r.Owner != owner.Self() {
-			if !o.Force {
-				out.Err = fmt.Errorf("%w (%s, state %s): refusing; wait for it to finish, or --force to stop it and delete the run", ErrRunning, r.Owner, r.State)
+			if !force {
+				out.Err = fmt.Errorf("%w (%s, state %s): refusing; wait for it to finish, or --force to stop it first", ErrRunning, r.Owner, r.State)
 				refused = append(refused, out)
 				continue
 			}
@@ -212,13 +216,42 @@ func (s *Store) takeOver(ctx context.Context, conn *nlbatch.Conn, o DeleteOption
 	for _, r := range runs {
 		set, err := r.Set()
 		if err == nil && r.Devices() > 0 {
-			err = batch.Refusal(ctx, batch.Target{Conn: conn, NS: o.NS}, set)
+			err = batch.Refusal(ctx, t, set)
 		}
 		if err != nil {
 			refused = append(refused, Outcome{Record: r, Err: err})
 		}
 	}
 	return runs, stopped, refused
+}
+
+// again reads a chosen run again right before it is worked on: another
+// devbulk (one --force stopped, or one deleting it meanwhile) may have
+// changed it. It returns nil when the run is gone; an error when another
+// devbulk has it now; a move a killed devbulk left is resolved first
+// (resolveMove). The run faces namespace ns (inode ino), as chosen.
+func (s *Store) again(r *Record, ns netns.NsHandle, ino uint64) (*Record, error) {
+	now, err := s.reread(r)
+	if now == nil || err != nil {
+		return nil, err
+	}
+	// The loaded copy's devices are now's (200 000 links are 17 MB);
+	// siblings passes it over by its group.
+	r.Links, r.Lowers, r.To = nil, nil, nil
+	if now.Owner.Alive() && now.Owner != owner.Self() {
+		return nil, fmt.Errorf("%w (%s, state %s): it took the run over meanwhile", ErrRunning, now.Owner, now.State)
+	}
+	if now.State == Moving {
+		if err := s.resolveMove(now); err != nil {
+			return nil, err
+		}
+	}
+	cookie := namespace.Cookie(ns)
+	if !now.Touches(ino, cookie) {
+		return nil, nil // its devices all went elsewhere meanwhile
+	}
+	now.face(ino, cookie)
+	return now, nil
 }
 
 // reread reads a record again from the store: nil when it is gone.
@@ -238,11 +271,16 @@ func siblings(p *batch.Phase, r *Record, recs []*Record) []string {
 	}
 	theirs := map[string]bool{}
 	for _, o := range recs {
-		if o == r || o.Group == r.Group || !o.In(r.Inode, r.Cookie) {
+		if o == r || o.Group == r.Group || !o.Touches(r.Inode, r.Cookie) {
 			continue // not another run of this namespace
 		}
 		for _, l := range append(slices.Clone(o.Links), o.Lowers...) {
 			theirs[l.Name] = true
+		}
+		if o.To != nil {
+			for _, l := range o.To.Links {
+				theirs[l.Name] = true
+			}
 		}
 		if len(o.Links) == 0 { // a run still creating has recorded no names yet
 			for _, v := range p.Vanished {
@@ -296,6 +334,10 @@ func (s *Store) deleteSet(ctx context.Context, t batch.Target, r *Record, o Dele
 		}
 		if r.Devices() == 0 {
 			return p, true, forgotten, errors.Join(err, s.Remove(r))
+		}
+		if len(r.Links)+len(r.Lowers) == 0 { // this side of a moved run is gone
+			r.State, r.Owner, marked = Complete, creator, false // the other is as it was
+			r.settle()
 		}
 	}
 	if marked && (!out.Acted || unchanged(p, out)) {
@@ -363,21 +405,26 @@ func (s *Store) Survey() (bad []Bad, stale []*Record, err error) {
 	return bad, stale, err
 }
 
-// staleness tells records whose namespace is gone: neither its --netns nor
-// any namespace still held (a process, a descriptor or a bind mount) is the
-// recorded one. The namespaces held are listed once, when first needed (a
-// walk of /proc: tens of milliseconds on a busy host).
+// staleness tells records whose namespaces are gone: for each, neither its
+// --netns nor any namespace still held (a process, a descriptor or a bind
+// mount) is the recorded one. The namespaces held are listed once, when
+// first needed (a walk of /proc: tens of milliseconds on a busy host).
 type staleness struct{ held map[uint64]string }
 
 func (st *staleness) of(r *Record) bool {
-	if ns, err := openRecorded(r); err == nil {
+	return st.gone(r.Place) && (r.To == nil || st.gone(r.To.Place))
+}
+
+// gone reports whether namespace p is gone.
+func (st *staleness) gone(p Place) bool {
+	if ns, err := openRecorded(p); err == nil {
 		ns.Close()
 		return false
 	}
 	if st.held == nil {
 		st.held = namespace.Discover()
 	}
-	path, ok := st.held[r.Inode]
+	path, ok := st.held[p.Inode]
 	if !ok {
 		return true
 	}
@@ -386,5 +433,5 @@ func (st *staleness) of(r *Record) bool {
 		return true
 	}
 	defer ns.Close()
-	return !r.In(ino, namespace.Cookie(ns))
+	return !p.In(ino, namespace.Cookie(ns))
 }

@@ -8,12 +8,13 @@ import (
 	"github.com/devbulk/devbulk/namespace"
 )
 
-// recordedNetns opens the namespace a run was made in: by its --netns when
+// recordedNetns opens a namespace a record names (a run's, or the one a
+// move took part of it to): by its --netns when
 // that still means the recorded inode, else by the inode among every
 // namespace still held (a process, a descriptor or a bind mount). It
 // returns where it found it; a closed handle means it is gone. An inode can
 // be reused by a later namespace: the caller still checks the devices.
-func recordedNetns(r *Record) (netns.NsHandle, string) {
+func recordedNetns(r Place) (netns.NsHandle, string) {
 	if ns, err := openRecorded(r); err == nil {
 		return ns, r.Netns
 	}
@@ -32,9 +33,9 @@ func recordedNetns(r *Record) (netns.NsHandle, string) {
 	return ns, path
 }
 
-// openRecorded opens a record's namespace by its --netns, if that still
+// openRecorded opens a recorded namespace by its --netns, if that still
 // leads to the recorded inode.
-func openRecorded(r *Record) (netns.NsHandle, error) {
+func openRecorded(r Place) (netns.NsHandle, error) {
 	path, _, err := namespace.Resolve(r.Netns)
 	if err != nil {
 		return netns.None(), err

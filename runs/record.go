@@ -27,7 +27,35 @@ const (
 	// Deleting: saved before the first delete request. A dead owner means
 	// devbulk was killed while deleting; Cleanup finishes the job.
 	Deleting State = "deleting"
+	// Moving: saved before `devbulk move` sends its first request, with
+	// Record.To the destination. A dead owner means devbulk was killed
+	// while moving: each link is in either namespace (resolveMove finds
+	// which); Cleanup deletes them in both.
+	Moving State = "moving"
 )
+
+// Place is a namespace as a record names it: the --netns it was given (a
+// name from /run/netns, a path, or "current"), its inode, and its cookie
+// (see namespace.Cookie; none in records of older devbulks or kernels).
+type Place struct {
+	Netns  string `json:"netns"`
+	Inode  uint64 `json:"netns_inode"`
+	Cookie uint64 `json:"netns_cookie,omitempty"`
+}
+
+// In reports whether p is the namespace with inode ino and cookie (0:
+// unknown), whatever name either was given: a namespace is its inode, and
+// its cookie tells it from a later one that reused the inode.
+func (p Place) In(ino, cookie uint64) bool {
+	return p.Inode == ino && (p.Cookie == 0 || cookie == 0 || p.Cookie == cookie)
+}
+
+// Part is the other namespace of a run that `devbulk move` took part of the
+// way, and the run's links there.
+type Part struct {
+	Place
+	Links []nlbatch.Link `json:"-"` // written as the record's to_links
+}
 
 // Record is the persisted ownership of one run.
 type Record struct {
@@ -35,16 +63,18 @@ type Record struct {
 	Marks  []uint32 `json:"marks,omitempty"` // groups a group delete moved the devices to
 	Prefix string   `json:"prefix"`
 	Kind   string   `json:"kind"`
-	// Netns is the --netns the run was made with: a name from /run/netns,
-	// a path, or "current"; Inode and Cookie are that namespace (see
-	// netnsCookie; no cookie in records of older devbulks or kernels).
-	Netns  string         `json:"netns"`
-	Inode  uint64         `json:"netns_inode"`
-	Cookie uint64         `json:"netns_cookie,omitempty"`
+	// Place is the namespace the run was made in (or moved into whole),
+	// where Links and Lowers are.
+	Place
 	Links  []nlbatch.Link `json:"links"`
 	Lowers []nlbatch.Link `json:"lowers,omitempty"`
-	Owner  owner.Owner    `json:"owner"`
-	State  State          `json:"state"`
+	// To is set while `devbulk move` moves the run (State Moving) and
+	// after a move that took only part of its links (interrupted, or
+	// refused for some): the other namespace, with the links there. A run
+	// with lower devices is never moved: they stay on this side.
+	To    *Part       `json:"to,omitempty"`
+	Owner owner.Owner `json:"owner"`
+	State State       `json:"state"`
 }
 
 // FileName is the record's file name in a Store: its group, in hex.
@@ -119,8 +149,9 @@ type fields Record
 // wire is a record as written: its links and lowers as runs (links.go).
 type wire struct {
 	*fields
-	Links  json.RawMessage `json:"links"`
-	Lowers json.RawMessage `json:"lowers,omitempty"`
+	Links   json.RawMessage `json:"links"`
+	Lowers  json.RawMessage `json:"lowers,omitempty"`
+	ToLinks json.RawMessage `json:"to_links,omitempty"`
 }
 
 // links decodes w's link lists into r.
@@ -131,6 +162,15 @@ func (w *wire) links(r *Record) (err error) {
 	if r.Lowers, err = decodeLinks(w.Lowers, r.Prefix+"l", maxRecordDevices-len(r.Links)); err != nil {
 		return fmt.Errorf("lowers: %w", err)
 	}
+	if r.To == nil {
+		if len(w.ToLinks) > 0 && string(w.ToLinks) != "null" {
+			return errors.New("to_links without to")
+		}
+		return nil
+	}
+	if r.To.Links, err = decodeLinks(w.ToLinks, r.Prefix, maxRecordDevices-len(r.Links)-len(r.Lowers)); err != nil {
+		return fmt.Errorf("to_links: %w", err)
+	}
 	return nil
 }
 
@@ -138,9 +178,13 @@ func (w *wire) links(r *Record) (err error) {
 func (r Record) MarshalJSON() ([]byte, error) {
 	w := struct {
 		*fields
-		Links  []any `json:"links"`
-		Lowers []any `json:"lowers,omitempty"`
-	}{(*fields)(&r), encodeLinks(r.Links, r.Prefix), encodeLinks(r.Lowers, r.Prefix+"l")}
+		Links   []any `json:"links"`
+		Lowers  []any `json:"lowers,omitempty"`
+		ToLinks []any `json:"to_links,omitempty"`
+	}{(*fields)(&r), encodeLinks(r.Links, r.Prefix), encodeLinks(r.Lowers, r.Prefix+"l"), nil}
+	if r.To != nil {
+		w.ToLinks = encodeLinks(r.To.Links, r.Prefix)
+	}
 	return json.Marshal(w)
 }
 
@@ -179,9 +223,12 @@ func (r *Record) Validate() error {
 		return errors.New("no owner")
 	}
 	switch r.State {
-	case Creating, Complete, Deleting:
+	case Creating, Complete, Deleting, Moving:
 	default:
-		return fmt.Errorf("state %q: valid are %s, %s and %s", r.State, Creating, Complete, Deleting)
+		return fmt.Errorf("state %q: valid are %s, %s, %s and %s", r.State, Creating, Complete, Deleting, Moving)
+	}
+	if err := r.validTo(); err != nil {
+		return err
 	}
 	for _, l := range r.Links {
 		if err := r.ownName(l, ""); err != nil {
@@ -190,6 +237,31 @@ func (r *Record) Validate() error {
 	}
 	for _, l := range r.Lowers {
 		if err := r.ownName(l, "l"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validTo checks the other side of a moved run: a namespace that is not
+// the run's own, no lower devices (they never move), links of the run's.
+func (r *Record) validTo() error {
+	if r.To == nil {
+		if r.State == Moving {
+			return errors.New("state moving without the namespace it moves to")
+		}
+		return nil
+	}
+	switch {
+	case r.To.Netns == "" || r.To.Inode == 0:
+		return errors.New("moved to no namespace")
+	case r.To.Inode == r.Inode:
+		return errors.New("moved to the namespace it is in")
+	case len(r.Lowers) > 0:
+		return errors.New("moved with lower devices, which never move")
+	}
+	for _, l := range r.To.Links {
+		if err := r.ownName(l, ""); err != nil {
 			return err
 		}
 	}
@@ -218,16 +290,55 @@ func (r *Record) Set() (*batch.Set, error) {
 	return &batch.Set{Kind: k, Group: r.Group, Marks: r.Marks, Prefix: r.Prefix, Links: r.Links, Lowers: r.Lowers}, nil
 }
 
-// In reports whether the run was made in the namespace with inode ino and
-// cookie (0: unknown), whatever name either was given: a namespace is its
-// inode, and its cookie tells it from a later one that reused the inode.
-func (r *Record) In(ino, cookie uint64) bool {
-	return r.Inode == ino && (r.Cookie == 0 || cookie == 0 || r.Cookie == cookie)
+// Touches reports whether the run has, or may have, links in the namespace
+// with inode ino and cookie: its own (Record.In) or the one a move took
+// part of it to.
+func (r *Record) Touches(ino, cookie uint64) bool {
+	return r.In(ino, cookie) || r.To != nil && r.To.In(ino, cookie)
 }
 
-// Devices is the number of devices the record holds, lowers included.
-func (r *Record) Devices() int { return len(r.Links) + len(r.Lowers) }
+// turn makes the other side of a moved run the record's own, and its own
+// the other, so that what works on a run's namespace works on either.
+func (r *Record) turn() {
+	r.Place, r.To.Place = r.To.Place, r.Place
+	r.Links, r.To.Links = r.To.Links, r.Links
+}
+
+// face turns a moved run so that its own side is the namespace with inode
+// ino and cookie, when that is the other.
+func (r *Record) face(ino, cookie uint64) {
+	if r.To != nil && !r.In(ino, cookie) && r.To.In(ino, cookie) {
+		r.turn()
+	}
+}
+
+// settle drops the empty side of a moved run: a run all in one namespace is
+// recorded there. A move under way (Moving) keeps both.
+func (r *Record) settle() {
+	if r.To == nil || r.State == Moving {
+		return
+	}
+	if len(r.Links)+len(r.Lowers) == 0 {
+		r.turn()
+	}
+	if len(r.To.Links) == 0 {
+		r.To = nil
+	}
+}
+
+// Devices is the number of devices the record holds, lowers and links
+// moved elsewhere included.
+func (r *Record) Devices() int {
+	n := len(r.Links) + len(r.Lowers)
+	if r.To != nil {
+		n += len(r.To.Links)
+	}
+	return n
+}
 
 func (r *Record) String() string {
+	if r.To != nil {
+		return fmt.Sprintf("run %s (%s, group %d) in netns %s and %s", r.Prefix, r.Kind, r.Group, r.Netns, r.To.Netns)
+	}
 	return fmt.Sprintf("run %s (%s, group %d) in netns %s", r.Prefix, r.Kind, r.Group, r.Netns)
 }

@@ -1,10 +1,12 @@
 package runs
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -13,7 +15,7 @@ import (
 )
 
 func goodRecord() *Record {
-	return &Record{Group: 0x1234abcd, Prefix: "dbk", Kind: "ifb", Netns: "test", Inode: 4026532000,
+	return &Record{Group: 0x1234abcd, Prefix: "dbk", Kind: "ifb", Place: Place{Netns: "test", Inode: 4026532000},
 		Links:  []nlbatch.Link{{Index: 5, Name: "dbk0"}, {Index: 6, Name: "dbk1"}},
 		Lowers: []nlbatch.Link{{Index: 7, Name: "dbkl0"}},
 		Owner:  owner.Owner{PID: 42, Start: 7, BootID: "b"}, State: Complete}
@@ -51,6 +53,23 @@ func TestParseRefusesRecordsThatWouldClaimForeignDevices(t *testing.T) {
 		"truncated":         func(r *Record) (string, []byte) { return "", encode(t, r)[:40] },
 		"trailing data":     func(r *Record) (string, []byte) { return "", append(encode(t, r), []byte(" {}")...) },
 		"unknown field":     func(r *Record) (string, []byte) { return "", []byte(`{"group":1,"evil":true}`) },
+		"moving nowhere":    func(r *Record) (string, []byte) { r.State = Moving; return "", nil },
+		"moved with lowers": func(r *Record) (string, []byte) { r.To = &Part{Place: Place{Netns: "b", Inode: 9}}; return "", nil },
+		"moved in place": func(r *Record) (string, []byte) {
+			r.Lowers, r.To = nil, &Part{Place: r.Place}
+			return "", nil
+		},
+		"moved to nowhere": func(r *Record) (string, []byte) {
+			r.Lowers, r.To = nil, &Part{Place: Place{Netns: "b"}}
+			return "", nil
+		},
+		"moved foreign": func(r *Record) (string, []byte) {
+			r.Lowers, r.To = nil, &Part{Place: Place{Netns: "b", Inode: 9}, Links: []nlbatch.Link{{Index: 3, Name: "eth0"}}}
+			return "", nil
+		},
+		"to_links without to": func(r *Record) (string, []byte) {
+			return "", bytes.Replace(encode(t, r), []byte(`"links":`), []byte(`"to_links":[[3,0,1]],"links":`), 1)
+		},
 	}
 	for what, spoil := range cases {
 		r := goodRecord()
@@ -64,6 +83,31 @@ func TestParseRefusesRecordsThatWouldClaimForeignDevices(t *testing.T) {
 		if _, err := parse(name, raw); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: parse = %v, want ErrMalformed", what, err)
 		}
+	}
+}
+
+// A moved run's record keeps both sides through a save and a read, and
+// turns and settles as the move and delete need: an empty side goes, and
+// a run all on the other side is recorded there.
+func TestMovedRecordKeepsBothSides(t *testing.T) {
+	r := goodRecord()
+	r.Lowers, r.State = nil, Moving
+	r.To = &Part{Place: Place{Netns: "b", Inode: 9, Cookie: 4}, Links: []nlbatch.Link{{Index: 40, Name: "dbk7"}}}
+	back, err := parse(r.FileName(), encode(t, r))
+	if err != nil || !reflect.DeepEqual(back, r) {
+		t.Fatalf("round trip: %+v, %v; want %+v", back, err, r)
+	}
+	if !back.Touches(9, 4) || back.Touches(9, 5) || !back.Touches(r.Inode, 0) || back.Devices() != 3 {
+		t.Errorf("Touches and Devices of %v", back)
+	}
+	back.settle()
+	if back.To == nil {
+		t.Fatal("a move under way lost its destination")
+	}
+	back.State, back.Links = Complete, nil
+	back.settle()
+	if back.To != nil || back.Netns != "b" || len(back.Links) != 1 || back.Links[0].Name != "dbk7" {
+		t.Errorf("a run all on the other side: %+v, want recorded in b", back)
 	}
 }
 

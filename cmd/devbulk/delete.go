@@ -46,7 +46,7 @@ func deleteAction(c *cli.Context) error {
 	}
 	defer ns.Close()
 	o.NS, o.Inode = ns, ino
-	o.Progress = deleteProgress(c)
+	o.Progress = runsProgress(c, "delete")
 	store, err := openStore()
 	if err != nil {
 		return err
@@ -92,7 +92,7 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 // printDeletes prints what each run's delete did; its error is the
 // report's, and says so when malformed records that may be of this
 // namespace were ignored.
-func printDeletes(c *cli.Context, rep *runs.DeleteReport) error {
+func printDeletes(c *cli.Context, rep *runs.Report) error {
 	clearProgress()
 	warnBad(c, rep.BadElsewhere)
 	warnBad(c, rep.Bad)
@@ -213,9 +213,9 @@ func renamed(left []batch.Leftover) bool {
 	return false
 }
 
-// deleteProgress is a bar per run for the one-by-one strategies (a batch
-// delete is one request: nothing to count), or nil.
-func deleteProgress(c *cli.Context) func(deleted, total int) {
+// runsProgress is a bar per run for a delete or move (verb) by a
+// one-by-one strategy (a batch is one request: nothing to count), or nil.
+func runsProgress(c *cli.Context, verb string) func(done, total int) {
 	mk := counter(c)
 	if mk == nil {
 		return nil
@@ -223,13 +223,13 @@ func deleteProgress(c *cli.Context) func(deleted, total int) {
 	var mu sync.Mutex // parallel workers report concurrently
 	var bar func(int)
 	of, done := -1, false
-	return func(deleted, total int) {
+	return func(n, total int) {
 		mu.Lock()
 		defer mu.Unlock()
 		if bar == nil || total != of || done { // the next run
-			bar, of = mk(fmt.Sprintf("delete (%s)", c.String("strategy")), total), total
+			bar, of = mk(fmt.Sprintf("%s (%s)", verb, c.String("strategy")), total), total
 		}
-		done = deleted >= total
-		bar(deleted)
+		done = n >= total
+		bar(n)
 	}
 }

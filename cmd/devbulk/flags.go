@@ -25,7 +25,7 @@ var (
 	traceRCUFlag = &cli.BoolFlag{Name: "trace-rcu", Usage: "count RCU waits and unregister batches per delete phase (kprobes: in devbulk vm, or where tracing is allowed)"}
 	profileFlag  = &cli.BoolFlag{Name: "profile", Usage: "break each phase's time down by kernel function: the create phase's registration (names, sysfs, notifiers, sysctls), the delete phase's unregister work and waits " +
 		"(function_graph, filtered; in devbulk vm, or where tracing is allowed)"}
-	workersFlag = &cli.StringFlag{Name: "workers", Value: "4", Usage: "workers of the parallel delete strategy (1..64)"}
+	workersFlag = &cli.StringFlag{Name: "workers", Value: "4", Usage: "workers of the parallel strategies, delete or move (1..64)"}
 	explainFlag = &cli.BoolFlag{Name: "explain", Usage: "after the result, say how its figures were taken"}
 )
 

@@ -51,7 +51,7 @@ func newApp() *cli.App {
 		Usage:   "create thousands of virtual network devices and time every way the kernel tears them down",
 		Version: devbulk.Version(),
 		Commands: []*cli.Command{
-			kindsCommand(), benchCommand(), createCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(), checkCommand(), lavaCommand(), plotCommand(),
+			kindsCommand(), benchCommand(), createCommand(), moveCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(), checkCommand(), lavaCommand(), plotCommand(),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(longFlags(err)) },
 		// No command is a usage error: the help goes to stderr.
@@ -145,7 +145,7 @@ func exitCode(ctx context.Context, err error) int {
 		return ee.code
 	case errors.Is(err, devbulk.ErrNotSupported):
 		return exitUnsupported
-	case errors.Is(err, batch.ErrConflict), errors.Is(err, batch.ErrNotApplicable), errors.Is(err, devices.ErrTooBig), errors.Is(err, namespace.ErrBad), errors.Is(err, runs.ErrUnsafeDir),
+	case errors.Is(err, batch.ErrConflict), errors.Is(err, batch.ErrNotApplicable), errors.Is(err, devices.ErrTooBig), errors.Is(err, namespace.ErrBad), errors.Is(err, runs.ErrUnsafeDir), errors.Is(err, runs.ErrSameNamespace),
 		errors.Is(err, netnsbench.ErrBadPayload):
 		return exitUsage
 	}

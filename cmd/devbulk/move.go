@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/result"
+	"github.com/devbulk/devbulk/namespace"
+	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/runs"
+)
+
+func moveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "move",
+		Usage: "move the links devbulk created in a netns into another, alive (ip link set DEV netns X); their records follow them",
+		Description: "Every move is the kernel's __dev_change_net_namespace, one device at a time, each waiting for RCU\n" +
+			"(two synchronize_net and an rcu_barrier): the strategies differ only in how the requests reach the kernel.\n" +
+			"A move that takes only part of a run (interrupted, or refused for some devices) leaves the record on both\n" +
+			"sides: move again to finish it, or delete either side with `devbulk delete --netns`.",
+		Flags: []cli.Flag{
+			netnsFlag,
+			&cli.StringFlag{Name: "to", Usage: "the namespace to move them into: a `NAME`, a path or \"current\", as for --netns"},
+			&cli.StringFlag{Name: "strategy", Value: string(batch.MovePipelined), Usage: "serial, pipelined, parallel or group"},
+			&cli.StringFlag{Name: "prefix", Usage: "only the run made with --prefix `P`"},
+			&cli.StringFlag{Name: "kind", Usage: "only runs of kind `K`"},
+			&cli.BoolFlag{Name: "force", Usage: "stop (SIGKILL) a devbulk that still runs a run, then move the run"},
+			workersFlag, jsonFlag, quietFlag,
+		},
+		Action: moveAction,
+	}
+}
+
+func moveAction(c *cli.Context) error {
+	o, err := moveOptionsOf(c)
+	if err != nil {
+		return err
+	}
+	ns, ino, err := targetNetns(c)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	to, toIno, err := namespace.Open(o.To)
+	if err != nil {
+		return usage(fmt.Errorf("--to: %w", err))
+	}
+	defer to.Close()
+	o.NS, o.Inode, o.ToNS, o.ToInode = ns, ino, to, toIno
+	if ino == toIno {
+		return usagef("--to %s is the namespace --netns %s names: nothing would move", o.To, o.Netns)
+	}
+	store, err := openStore()
+	if err != nil {
+		return err
+	}
+	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rep, err := store.Move(c.Context, conn, o)
+	if err != nil {
+		return err
+	}
+	return printMoves(c, rep)
+}
+
+// moveOptionsOf reads the move's flags (the namespaces are opened apart).
+func moveOptionsOf(c *cli.Context) (runs.MoveOptions, error) {
+	o := runs.MoveOptions{Netns: c.String("netns"), To: c.String("to"), Prefix: c.String("prefix"), Kind: c.String("kind"), Force: c.Bool("force")}
+	if err := noArgs(c); err != nil {
+		return o, err
+	}
+	if o.To == "" {
+		return o, usagef("move needs --to: the namespace to move the links into")
+	}
+	var err error
+	if o.Strategy, err = batch.ParseMove(c.String("strategy")); err != nil {
+		return o, usage(err)
+	}
+	if o.Kind != "" {
+		if _, err := devices.Lookup(o.Kind); err != nil {
+			return o, usage(err)
+		}
+	}
+	o.Progress = runsProgress(c, "move")
+	o.Workers, err = workers(c, o.Strategy == batch.MoveParallel)
+	return o, err
+}
+
+// printMoves prints what each run's move did; its error is the report's.
+func printMoves(c *cli.Context, rep *runs.Report) error {
+	clearProgress()
+	warnBad(c, rep.BadElsewhere)
+	warnBad(c, rep.Bad)
+	warnStale(c, rep.Stale)
+	if len(rep.Runs) == 0 {
+		printNoneMatched(c, rep.Unmatched)
+		return nil
+	}
+	if c.Bool("json") {
+		phases := make([]batch.Phase, len(rep.Runs))
+		for i, o := range rep.Runs {
+			phases[i] = o.Phase
+		}
+		if err := json.NewEncoder(c.App.Writer).Encode(map[string]any{"move": phases}); err != nil {
+			return err
+		}
+	} else {
+		for _, o := range rep.Runs {
+			printMoved(c, o)
+		}
+	}
+	return rep.Err()
+}
+
+// printMoved says what the kernel confirmed moved, what is left, and where
+// the record now has the run.
+func printMoved(c *cli.Context, o runs.Outcome) {
+	p, r, w := o.Phase, o.Record, c.App.Writer
+	switch {
+	case errors.Is(o.Err, runs.ErrRunning):
+		return // the error says it
+	case c.Context.Err() != nil:
+		fmt.Fprintf(w, "interrupted: moved %d of %d %s links %s* into netns %s by %s\n", p.Moved, p.Devices, r.Kind, r.Prefix, c.String("to"), p.Strategy)
+	case p.Moved == 0:
+		fmt.Fprintf(w, "moved none of %d %s links %s*\n", p.Devices, r.Kind, r.Prefix)
+	default:
+		fmt.Fprintf(w, "moved %d of %d %s links %s* into netns %s by %s in %s: %.3f ms/device\n",
+			p.Moved, p.Devices, r.Kind, r.Prefix, c.String("to"), p.Strategy, result.FormatNS(p.WallNS), p.MsPerDevice)
+	}
+	if o.Stopped {
+		fmt.Fprintf(w, "  its devbulk (%s) was still running: stopped (--force) before the move\n", r.Owner)
+	}
+	printLeft(w, p.Left)
+	switch {
+	case o.Removed:
+		fmt.Fprintln(w, "  nothing of the run is left: its record is removed")
+	case r.To != nil:
+		fmt.Fprintf(w, "  the record keeps both sides: %s in netns %s, %s in netns %s; move again to finish, or delete either side\n",
+			devbulk.Plural(len(r.Links), "device"), r.Netns, devbulk.Plural(len(r.To.Links), "device"), r.To.Netns)
+	case p.Moved > 0:
+		fmt.Fprintf(w, "  the record follows: %s\n", r)
+	}
+}

@@ -1,0 +1,216 @@
+package tests
+
+// Issue 26, item 2: `devbulk move` moves a recorded run's links into
+// another namespace and the record follows them, whatever happens to the
+// move: delete and cleanup find the devices where they are.
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// recorded is the one record in state: its state, where its links are,
+// and how many on each side.
+type recorded struct {
+	State, Netns, To string
+	Here, There      int
+}
+
+func recordIn(t *testing.T, state string) recorded {
+	t.Helper()
+	recs := records(state)
+	if len(recs) != 1 {
+		t.Fatalf("records: %v, want one", recs)
+	}
+	b, err := os.ReadFile(recs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		State   string                  `json:"state"`
+		Netns   string                  `json:"netns"`
+		Links   [][]any                 `json:"links"`
+		To      *struct{ Netns string } `json:"to"`
+		ToLinks [][]any                 `json:"to_links"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	out := recorded{State: r.State, Netns: r.Netns, Here: count(r.Links), There: count(r.ToLinks)}
+	if r.To != nil {
+		out.To = r.To.Netns
+	}
+	return out
+}
+
+// count is the number of links a record's link runs hold.
+func count(runs [][]any) int {
+	n := 0
+	for _, r := range runs {
+		if len(r) >= 3 {
+			n += int(r[2].(float64))
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// ours is the number of the run's devices (dbk<n>) in ns.
+func ours(t *testing.T, ns string) int {
+	t.Helper()
+	n := 0
+	for name := range linkNames(t, ns) {
+		if rest, ok := strings.CutPrefix(name, "dbk"); ok {
+			if _, err := strconv.Atoi(rest); err == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// 300 ifb moved by each strategy all arrive, a device of others beside
+// them stays, and the record follows: delete (or cleanup --all) there
+// takes them all and leaves no record.
+func TestMoveCommandEveryStrategy(t *testing.T) {
+	needKind(t, "ifb")
+	for i, m := range []string{"serial", "pipelined", "parallel", "group"} {
+		t.Run(m, func(t *testing.T) {
+			state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+			if r := run(t, state, "create", "--netns", a, "--kind", "ifb", "--count", "300"); r.code != 0 {
+				t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+			}
+			ip(t, "-n", a, "link", "add", "stranger", "type", "ifb")
+			r := run(t, state, "move", "--netns", a, "--to", b, "--strategy", m)
+			if r.code != 0 || !strings.Contains(r.stdout, "moved 300 of 300 ifb links dbk* into netns "+b+" by "+m) {
+				t.Fatalf("move: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if got := recordIn(t, state); got != (recorded{State: "complete", Netns: b, Here: 300}) {
+				t.Errorf("record after the move: %+v, want all 300 in %s", got, b)
+			}
+			if ours(t, a) != 0 || ours(t, b) != 300 || !linkNames(t, a)["stranger"] {
+				t.Fatalf("after the move: %d in %s, %d in %s, stranger kept: %v", ours(t, a), a, ours(t, b), b, linkNames(t, a)["stranger"])
+			}
+			then := []string{"delete", "--netns", b}
+			if i%2 == 1 {
+				then = []string{"cleanup", "--all"}
+			}
+			if r := run(t, state, then...); r.code != 0 || ours(t, b) != 0 || len(records(state)) != 0 {
+				t.Errorf("%s after the move: exit %d, %d left in %s, records %v\n%s%s", then[0], r.code, ours(t, b), b, records(state), r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// A device of others moved into the run's group: a move by group refuses
+// and moves nothing, the record as it was; a serial move takes the run's
+// devices and leaves it.
+func TestMoveCommandSparesAStrangerInTheGroup(t *testing.T) {
+	needKind(t, "ifb")
+	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+	if r := run(t, state, "create", "--netns", a, "--kind", "ifb", "--count", "20"); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	fields := strings.Fields(ip(t, "-n", a, "-o", "link", "show", "dbk0"))
+	g := fields[slices.Index(fields, "group")+1]
+	ip(t, "-n", a, "link", "add", "stranger", "group", g, "type", "ifb")
+	r := run(t, state, "move", "--netns", a, "--to", b, "--strategy", "group")
+	if r.code == 0 || !strings.Contains(r.stderr, "refusing to move by group") || ours(t, b) != 0 {
+		t.Fatalf("move by group with a stranger in the group: exit %d, %d moved\n%s%s", r.code, ours(t, b), r.stdout, r.stderr)
+	}
+	if got := recordIn(t, state); got != (recorded{State: "complete", Netns: a, Here: 20}) {
+		t.Errorf("record after a refused move: %+v", got)
+	}
+	r = run(t, state, "move", "--netns", a, "--to", b, "--strategy", "serial")
+	if r.code != 0 || ours(t, b) != 20 || !linkNames(t, a)["stranger"] || linkNames(t, b)["stranger"] {
+		t.Errorf("serial move: exit %d, %d moved, stranger in %s: %v\n%s%s", r.code, ours(t, b), a, linkNames(t, a)["stranger"], r.stdout, r.stderr)
+	}
+}
+
+// kill -9 during a serial move leaves the links on both sides and the
+// record "moving": cleanup finds them on both and leaves nothing.
+func TestMoveCommandKilledThenCleanup(t *testing.T) {
+	needKind(t, "ifb")
+	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+	if r := run(t, state, "create", "--netns", a, "--kind", "ifb", "--count", "300"); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	cmd, _ := start(t, state, "move", "--netns", a, "--to", b, "--strategy", "serial")
+	waitFor(t, "dbk20 moved", func() bool { return linkNames(t, b)["dbk20"] })
+	cmd.Process.Kill()
+	cmd.Wait()
+	if got := recordIn(t, state); got.State != "moving" || got.To != b {
+		t.Errorf("record of a killed move: %+v, want moving to %s", got, b)
+	}
+	if ours(t, a) == 0 || ours(t, b) == 0 {
+		t.Fatalf("the kill came too late: %d in %s, %d in %s", ours(t, a), a, ours(t, b), b)
+	}
+	r := run(t, state, "cleanup")
+	if r.code != 0 || ours(t, a) != 0 || ours(t, b) != 0 || len(records(state)) != 0 {
+		t.Errorf("cleanup: exit %d, left %d in %s and %d in %s, records %v\n%s%s", r.code, ours(t, a), a, ours(t, b), b, records(state), r.stdout, r.stderr)
+	}
+}
+
+// Ctrl-C during a serial move leaves the record on both sides: delete
+// there takes the moved ones and the record stays with the rest, which a
+// second move takes over.
+func TestMoveCommandInterruptedKeepsBothSides(t *testing.T) {
+	needKind(t, "ifb")
+	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+	if r := run(t, state, "create", "--netns", a, "--kind", "ifb", "--count", "300"); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	cmd, out := start(t, state, "move", "--netns", a, "--to", b, "--strategy", "serial")
+	waitFor(t, "dbk20 moved", func() bool { return linkNames(t, b)["dbk20"] })
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	here, there := ours(t, a), ours(t, b)
+	got := recordIn(t, state)
+	if cmd.ProcessState.ExitCode() != 130 || !strings.Contains(out.String(), "interrupted: moved") || here == 0 ||
+		got != (recorded{State: "complete", Netns: a, To: b, Here: here, There: there}) {
+		t.Fatalf("interrupted move: exit %d, %d in %s, %d in %s, record %+v\n%s", cmd.ProcessState.ExitCode(), here, a, there, b, got, out)
+	}
+	if r := run(t, state, "delete", "--netns", b); r.code != 0 || ours(t, b) != 0 || recordIn(t, state) != (recorded{State: "complete", Netns: a, Here: here}) {
+		t.Fatalf("delete of the moved side: exit %d, %d left, record %+v\n%s%s", r.code, ours(t, b), recordIn(t, state), r.stdout, r.stderr)
+	}
+	r := run(t, state, "move", "--netns", a, "--to", b, "--strategy", "group")
+	if r.code != 0 || ours(t, b) != here || recordIn(t, state) != (recorded{State: "complete", Netns: b, Here: here}) {
+		t.Errorf("the second move: exit %d, %d in %s\n%s%s", r.code, ours(t, b), b, r.stdout, r.stderr)
+	}
+}
+
+// Bad input exits 2 or 4 with one line, and nothing moves.
+func TestMoveCommandBadInput(t *testing.T) {
+	needKind(t, "ifb")
+	needKind(t, "bridge")
+	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+	for _, args := range [][]string{{"--kind", "ifb", "--count", "5"}, {"--kind", "bridge", "--count", "2", "--prefix", "br"}} {
+		if r := run(t, state, append([]string{"create", "--netns", a}, args...)...); r.code != 0 {
+			t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		text string
+	}{
+		{[]string{"--to", a}, 2, "is the namespace --netns"},
+		{[]string{"--to", "devbulk-no-such-ns"}, 2, "not found"},
+		{nil, 2, "move needs --to"},
+		{[]string{"--to", b, "--strategy", "bogus"}, 2, "valid: serial, pipelined, parallel, group"},
+		{[]string{"--to", b, "--workers", "3"}, 2, "--workers"},
+		{[]string{"--to", b}, 4, "bridge links cannot leave their namespace"},
+		{[]string{"--to", b, "--prefix", "br"}, 4, "NETIF_F_NETNS_LOCAL"},
+	} {
+		r := run(t, state, append([]string{"move", "--netns", a}, c.args...)...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.text) || strings.Count(r.stderr, "\n") != 1 || len(linkNames(t, b)) != 1 {
+			t.Errorf("move %v: exit %d, stderr %q, %d devices in %s; want exit %d, %q", c.args, r.code, r.stderr, len(linkNames(t, b)), b, c.code, c.text)
+		}
+	}
+}
