@@ -197,7 +197,10 @@ func (s *Store) takeOver(ctx context.Context, t batch.Target, force bool, mine [
 				continue
 			}
 			if out.Err = r.Owner.Stop(stopTimeout); out.Err == nil {
-				r, out.Err = s.reread(r)
+				faced := r.Place
+				if r, out.Err = s.reread(r); r != nil {
+					r.face(faced.Inode, faced.Cookie)
+				}
 			}
 			if out.Err != nil {
 				refused = append(refused, out)
@@ -247,8 +250,12 @@ func (s *Store) again(r *Record, ns netns.NsHandle, ino uint64) (*Record, error)
 		}
 	}
 	cookie := namespace.Cookie(ns)
-	if !now.Touches(ino, cookie) {
+	switch {
+	case !now.Touches(ino, cookie):
 		return nil, nil // its devices all went elsewhere meanwhile
+	case now.State == Deleting && !now.In(ino, cookie):
+		// A record with two sides is "deleting" for its own.
+		return nil, fmt.Errorf("a delete of its part in netns %s was interrupted: `devbulk cleanup` finishes it first", now.Netns)
 	}
 	now.face(ino, cookie)
 	return now, nil

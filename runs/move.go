@@ -68,12 +68,8 @@ func (s *Store) Move(ctx context.Context, conn *nlbatch.Conn, o MoveOptions) (*R
 	if err != nil {
 		return nil, err
 	}
-	there, err := to.ScanLinks()
-	if err != nil {
-		return nil, fmt.Errorf("the destination %s: %w", o.To, err)
-	}
 	for _, r := range mine {
-		if err := r.movable(o, there); err != nil {
+		if err := r.movableNow(o, to); err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
 	}
@@ -92,10 +88,13 @@ func (s *Store) Move(ctx context.Context, conn *nlbatch.Conn, o MoveOptions) (*R
 		if now == nil && err == nil {
 			continue // gone meanwhile
 		}
+		if err == nil { // checked again as it is now: another devbulk may have changed it
+			err = now.movableNow(o, to)
+		}
 		out := Outcome{Record: now, Stopped: stopped[r], Err: err}
 		if err == nil {
 			out.Phase, out.Removed, out.Err = s.moveRun(ctx, t, dest, now, o)
-		} else {
+		} else if now == nil {
 			out.Record = r
 		}
 		rep.Runs = append(rep.Runs, out)
@@ -133,6 +132,15 @@ func (r *Record) movable(o MoveOptions, there []nlbatch.Link) error {
 	return nil
 }
 
+// movableNow is movable with what the destination holds now.
+func (r *Record) movableNow(o MoveOptions, to *nlbatch.Conn) error {
+	there, err := to.ScanLinks()
+	if err != nil {
+		return fmt.Errorf("the destination %s: %w", o.To, err)
+	}
+	return r.movable(o, there)
+}
+
 // moveRun moves one run's links into to, marking the record "moving"
 // first, and records where they are afterwards. It returns the phase, and
 // whether the record is gone (nothing of the run left).
@@ -156,7 +164,11 @@ func (s *Store) moveRun(ctx context.Context, t batch.Target, to batch.Destinatio
 		r.Owner = creator
 		return p, false, errors.Join(err, s.resolveMove(r))
 	}
-	r.Links, r.To.Links = set.Links, append(r.To.Links, arrived.Links...)
+	// What arrived is on the other side only, even when the links left
+	// behind could not all be looked up.
+	went := names(arrived.Links)
+	r.Links = slices.DeleteFunc(set.Links, func(l nlbatch.Link) bool { return went[l.Name] })
+	r.To.Links = append(r.To.Links, arrived.Links...)
 	r.State, r.Owner = Complete, creator
 	r.settle()
 	if r.Devices() == 0 {
@@ -193,8 +205,8 @@ func (s *Store) resolveMove(r *Record) error {
 			stay = append(stay, l)
 		}
 	}
-	for _, l := range r.To.Links {
-		if now, ok := there[l.Name]; ok {
+	for _, l := range r.To.Links { // there before this move, ifindex confirmed
+		if now, ok := there[l.Name]; ok && now.Index == l.Index {
 			l = now
 		}
 		went = append(went, l)
@@ -202,6 +214,15 @@ func (s *Store) resolveMove(r *Record) error {
 	r.Links, r.To.Links, r.State = stay, went, Complete
 	r.settle()
 	return s.Save(r)
+}
+
+// names is the set of the links' names.
+func names(links []nlbatch.Link) map[string]bool {
+	out := make(map[string]bool, len(links))
+	for _, l := range links {
+		out[l.Name] = true
+	}
+	return out
 }
 
 // runLinks is what namespace p holds of run r, by name: devices of its

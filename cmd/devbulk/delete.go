@@ -63,7 +63,7 @@ func deleteAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return printDeletes(c, rep)
+	return printReport(c, rep, "delete", printDeleted)
 }
 
 // deleteOptionsOf reads the delete's flags (the namespace is opened apart).
@@ -89,10 +89,11 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 	return o, err
 }
 
-// printDeletes prints what each run's delete did; its error is the
+// printReport prints what each run's delete or move (key: "delete" or
+// "move", the JSON's key too) did, each by print; its error is the
 // report's, and says so when malformed records that may be of this
 // namespace were ignored.
-func printDeletes(c *cli.Context, rep *runs.Report) error {
+func printReport(c *cli.Context, rep *runs.Report, key string, print func(*cli.Context, runs.Outcome)) error {
 	clearProgress()
 	warnBad(c, rep.BadElsewhere)
 	warnBad(c, rep.Bad)
@@ -106,19 +107,19 @@ func printDeletes(c *cli.Context, rep *runs.Report) error {
 		for i, o := range rep.Runs {
 			phases[i] = o.Phase
 		}
-		if err := json.NewEncoder(c.App.Writer).Encode(map[string]any{"delete": phases}); err != nil {
+		if err := json.NewEncoder(c.App.Writer).Encode(map[string]any{key: phases}); err != nil {
 			return err
 		}
 	} else {
 		for _, o := range rep.Runs {
-			printDeleted(c, o)
+			print(c, o)
 		}
 	}
 	err := rep.Err()
 	if len(rep.Bad) > 0 {
 		// They may be runs of this namespace, untouched: say so in the
 		// exit status too.
-		err = errors.Join(err, fmt.Errorf("%d malformed records that may be of this namespace ignored, their devices not deleted (see above)", len(rep.Bad)))
+		err = errors.Join(err, fmt.Errorf("%d malformed records that may be of this namespace ignored, their devices not %sd (see above)", len(rep.Bad), key))
 	}
 	return err
 }

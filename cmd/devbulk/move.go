@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -69,7 +68,7 @@ func moveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return printMoves(c, rep)
+	return printReport(c, rep, "move", printMoved)
 }
 
 // moveOptionsOf reads the move's flags (the namespaces are opened apart).
@@ -93,32 +92,6 @@ func moveOptionsOf(c *cli.Context) (runs.MoveOptions, error) {
 	o.Progress = runsProgress(c, "move")
 	o.Workers, err = workers(c, o.Strategy == batch.MoveParallel)
 	return o, err
-}
-
-// printMoves prints what each run's move did; its error is the report's.
-func printMoves(c *cli.Context, rep *runs.Report) error {
-	clearProgress()
-	warnBad(c, rep.BadElsewhere)
-	warnBad(c, rep.Bad)
-	warnStale(c, rep.Stale)
-	if len(rep.Runs) == 0 {
-		printNoneMatched(c, rep.Unmatched)
-		return nil
-	}
-	if c.Bool("json") {
-		phases := make([]batch.Phase, len(rep.Runs))
-		for i, o := range rep.Runs {
-			phases[i] = o.Phase
-		}
-		if err := json.NewEncoder(c.App.Writer).Encode(map[string]any{"move": phases}); err != nil {
-			return err
-		}
-	} else {
-		for _, o := range rep.Runs {
-			printMoved(c, o)
-		}
-	}
-	return rep.Err()
 }
 
 // printMoved says what the kernel confirmed moved, what is left, and where
