@@ -193,11 +193,15 @@ func createRate(r *netnsbench.Report) (*plot.Plot, error) {
 		return xy
 	}
 	for _, run := range r.Runs {
+		of := run.Payload
+		if run.Round > 1 {
+			of += fmt.Sprintf(", round %d", run.Round)
+		}
 		if len(run.Rate) > 0 {
-			lines = append(lines, fmt.Sprintf("create (%s)", run.Payload), curve(run.Rate))
+			lines = append(lines, fmt.Sprintf("create (%s)", of), curve(run.Rate))
 		}
 		if len(run.ExecRate) > 0 {
-			lines = append(lines, "exec step: "+run.ExecStep, curve(run.ExecRate))
+			lines = append(lines, fmt.Sprintf("exec step (%s): %s", of, run.ExecStep), curve(run.ExecRate))
 		}
 	}
 	if len(lines) == 0 {

@@ -108,6 +108,8 @@ complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l payload -r -d 
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l veth -d 'give each namespace a veth pair to a parent namespace devbulk makes for the run (--payload veth:1)'
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l exec-step -r -d 'once all are made, run `CMD` in each the way ip netns exec does (setns, a private mount namespace, /sys remounted): a second phase with its own rate curve'
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l step -r -d 'report the creation rate every `K` namespaces (default: count/20)'
+complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l compare -r -d '`payload:LIST`: also keep namespaces with another payload (payload:veth:1:moved against --payload veth:1), in runs of their own, side by side, the order alternating round by round'
+complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l repeat -r -d 'rounds (1..100); each waits for the kernel to free the namespaces of the run before it'
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l profile -d 'break the cleanup worker\'s time down by pernet exit handler and RCU wait (function_graph, and the kernel\'s pernet list read from /proc/kcore; in devbulk vm, or where tracing is allowed)'
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l series -r -d 'write the backlog time series to `FILE` (CSV)'
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l json -d 'print the result document as JSON'

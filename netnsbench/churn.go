@@ -58,17 +58,18 @@ type Report struct {
 	devbulk.Header
 	Scenario string `json:"scenario"` // churn, create or sequential
 	Runs     []Run  `json:"runs"`
-	// Comparisons (churn with CompareExec or ComparePayload) are the two
-	// forms side by side over the rounds: the churn's time, the drain's,
-	// and the namespaces' setup times (p50, p99).
+	// Comparisons (churn with CompareExec or ComparePayload, create with
+	// ComparePayload) are the two forms side by side over the rounds: the
+	// churn's or the creation's time, create's exec step and release, the
+	// drain's, and the namespaces' setup times (p50, p99).
 	Comparisons []Comparison `json:"comparisons,omitempty"`
 	// Explain makes WriteTable say how figures were taken (--explain).
 	Explain bool `json:"-"`
 }
 
 // Comparison is one form's times against the other's in one phase of a
-// churn: "churn" (CreateNS), "drain" (DrainNS), "setup p50" or "setup p99"
-// (Setup).
+// run: "churn" or "create" (CreateNS), "exec step" (ExecNS), "release"
+// (ReleaseNS), "drain" (DrainNS), "setup p50" or "setup p99" (Setup).
 type Comparison struct {
 	Phase string `json:"phase"`
 	devbulk.Comparison
@@ -209,26 +210,33 @@ func (o ChurnOptions) Check() error {
 		if _, err := o.Payload.Shell(); err != nil {
 			return fmt.Errorf("--compare exec: %w", err)
 		}
-	}
-	if cp := o.ComparePayload; cp != nil {
-		switch {
-		case o.CompareExec:
+		if o.ComparePayload != nil {
 			return errors.New("one comparison at a time: exec or another payload")
-		case cp.same(o.Payload):
-			return fmt.Errorf("--compare payload:%s is the payload itself (%s)", cp.Name, o.Payload.Name)
 		}
 	}
-	if o.Repeat < 0 || o.Repeat > MaxRepeat {
-		return fmt.Errorf("%d rounds out of range: 1..%d", o.Repeat, MaxRepeat)
+	if err := checkRounds(o.Payload, o.ComparePayload, o.Repeat); err != nil {
+		return err
 	}
 	if o.Workers < 1 || o.PerWorker < 1 || o.PerWorker > MaxNamespaces {
 		return fmt.Errorf("%d workers × %d namespaces: each out of range 1..%d", o.Workers, o.PerWorker, MaxNamespaces)
 	}
 	alive := o.Workers // one namespace per worker, and the parent of veth payloads
-	if o.needsParent() {
+	if needsParent(o.Payload, o.ComparePayload) {
 		alive++
 	}
 	return CheckCount(o.Workers*o.PerWorker, alive)
+}
+
+// checkRounds refuses a count of rounds out of range, and a payload
+// compared with itself.
+func checkRounds(p Payload, compare *Payload, repeat int) error {
+	if compare != nil && compare.same(p) {
+		return fmt.Errorf("--compare payload:%s is the payload itself (%s)", compare.Name, p.Name)
+	}
+	if repeat < 0 || repeat > MaxRepeat {
+		return fmt.Errorf("%d rounds out of range: 1..%d", repeat, MaxRepeat)
+	}
+	return nil
 }
 
 // MaxRepeat bounds the rounds of one churn.
@@ -244,7 +252,7 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 		return nil, err
 	}
 	var parent netns.NsHandle = -1
-	if o.needsParent() {
+	if needsParent(o.Payload, o.ComparePayload) {
 		var err error
 		if parent, err = namespace.Unshare(); err != nil {
 			return nil, err
@@ -256,26 +264,41 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Header: devbulk.NewHeader(), Scenario: "churn"}
-	vs := o.variants()
 	var seq atomic.Int64 // across runs: names in the shared parent never repeat
-	for round := 1; round <= max(1, o.Repeat); round++ {
+	err = r.interleave(o.Repeat, o.variants(), func(v variant) (Run, error) {
+		return churnOnce(ctx, o, v, runEnv{parent: parent, seq: &seq, prof: prof})
+	})
+	return r, err
+}
+
+// interleave runs each form of vs in every one of repeat rounds (at least
+// one), the first form first in odd rounds and the other first in even
+// ones, and keeps the runs; with two forms the report then compares them.
+// It stops at the first run that fails.
+func (r *Report) interleave(repeat int, vs []variant, each func(variant) (Run, error)) error {
+	for round := 1; round <= max(1, repeat); round++ {
 		for i := range vs {
 			v := vs[i]
 			if round%2 == 0 {
 				v = vs[len(vs)-1-i]
 			}
-			run, err := churnOnce(ctx, o, v, runEnv{parent: parent, seq: &seq, prof: prof})
+			run, err := each(v)
 			run.Round = round
 			r.Runs = append(r.Runs, run)
 			if err != nil {
-				return r, err
+				return err
 			}
 		}
 	}
 	if len(vs) == 2 {
-		r.compare(vs[0].label, vs[1].label, func(run Run) string { return variantOf(run, o.ComparePayload != nil) })
+		r.compare(vs[0].label, vs[1].label, func(run Run) string {
+			if vs[0].exec != vs[1].exec {
+				return run.Mode
+			}
+			return run.Payload
+		})
 	}
-	return r, nil
+	return nil
 }
 
 // variant is one form a churn round runs: its payload, as syscalls
@@ -289,29 +312,25 @@ type variant struct {
 // variants are the forms each round runs: the payload direct, and what it
 // is compared with.
 func (o ChurnOptions) variants() []variant {
-	vs := []variant{{label: "direct", payload: o.Payload}}
-	switch {
-	case o.CompareExec:
-		vs = append(vs, variant{label: "exec", exec: true, payload: o.Payload})
-	case o.ComparePayload != nil:
-		vs = []variant{{label: o.Payload.Name, payload: o.Payload}, {label: o.ComparePayload.Name, payload: *o.ComparePayload}}
+	if o.CompareExec {
+		return []variant{{label: "direct", payload: o.Payload}, {label: "exec", exec: true, payload: o.Payload}}
 	}
-	return vs
+	return payloadVariants(o.Payload, o.ComparePayload)
 }
 
-// variantOf is the label of the form a run was: its payload when payloads
-// are compared, else its mode.
-func variantOf(run Run, byPayload bool) string {
-	if byPayload {
-		return run.Payload
+// payloadVariants are the payload, and the one it is compared with if any,
+// both direct.
+func payloadVariants(p Payload, compare *Payload) []variant {
+	if compare == nil {
+		return []variant{{label: "direct", payload: p}}
 	}
-	return run.Mode
+	return []variant{{label: p.Name, payload: p}, {label: compare.Name, payload: *compare}}
 }
 
 // needsParent says whether a payload of the run pairs with a parent
 // namespace.
-func (o ChurnOptions) needsParent() bool {
-	return o.Payload.needsParent || (o.ComparePayload != nil && o.ComparePayload.needsParent)
+func needsParent(p Payload, compare *Payload) bool {
+	return p.needsParent || (compare != nil && compare.needsParent)
 }
 
 // runEnv is what a churn's runs share: the payloads' parent namespace,
@@ -356,7 +375,8 @@ func churnOnce(ctx context.Context, o ChurnOptions, v variant, env runEnv) (Run,
 }
 
 // compare compares b's runs with a's (label tells a run's form): the
-// churn, the drain where both forms saw it end, and the setup times.
+// churn or the creation, create's exec step and release, the drain where
+// both forms saw it end, and the setup times.
 func (r *Report) compare(a, b string, label func(Run) string) {
 	times := func(form string, of func(Run) int64) []float64 {
 		var out []float64
@@ -379,7 +399,9 @@ func (r *Report) compare(a, b string, label func(Run) string) {
 		name string
 		of   func(Run) int64
 	}{
-		{"churn", func(r Run) int64 { return r.CreateNS }},
+		{r.Scenario, func(r Run) int64 { return r.CreateNS }},
+		{"exec step", func(r Run) int64 { return r.ExecNS }},
+		{"release", func(r Run) int64 { return r.ReleaseNS }},
 		{"drain", func(r Run) int64 { return r.DrainNS }},
 		{"setup p50", setup(func(l *Latency) int64 { return l.P50NS })},
 		{"setup p99", setup(func(l *Latency) int64 { return l.P99NS })},

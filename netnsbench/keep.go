@@ -37,6 +37,13 @@ type KeepOptions struct {
 	MountDir string
 	// Profile breaks the cleanup worker's time down (see ChurnOptions).
 	Profile bool
+	// ComparePayload, when set, is kept too, in runs of its own beside
+	// Payload's, the order alternating round by round (as ChurnOptions'):
+	// veth:1 against veth:1:moved with every namespace kept.
+	ComparePayload *Payload
+	// Repeat is the number of rounds (default 1); each round releases its
+	// namespaces and waits for the drain before the next run starts.
+	Repeat int
 }
 
 // Check refuses options out of range, before anything is made.
@@ -47,8 +54,11 @@ func (o KeepOptions) Check() error {
 	if o.ExecStep != "" && strings.TrimSpace(o.ExecStep) == "" {
 		return errors.New("--exec-step: an empty command")
 	}
+	if err := checkRounds(o.Payload, o.ComparePayload, o.Repeat); err != nil {
+		return err
+	}
 	alive := o.Count // and the veth peers' parent
-	if o.Payload.needsParent {
+	if needsParent(o.Payload, o.ComparePayload) {
 		alive++
 	}
 	return CheckCount(o.Count, alive)
@@ -56,19 +66,19 @@ func (o KeepOptions) Check() error {
 
 // Keep makes and keeps o.Count namespaces, recording the creation rate
 // every o.Step, runs the exec step in each, then releases them all and
-// measures the drain. Whatever it made is released before it returns, on
-// error and on cancellation too; a devbulk killed meanwhile leaves mounts
-// that Cleanup removes.
+// measures the drain: o.Repeat rounds, each of both payloads with
+// o.ComparePayload (see Report.interleave). Whatever it made is released
+// before it returns, on error and on cancellation too; a devbulk killed
+// meanwhile leaves mounts that Cleanup removes.
 func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	step := o.Step
-	if step <= 0 {
-		step = max(1, o.Count/20)
+	if o.Step <= 0 {
+		o.Step = max(1, o.Count/20)
 	}
 	parent := netns.None()
-	if o.Payload.needsParent {
+	if needsParent(o.Payload, o.ComparePayload) {
 		var err error
 		if parent, err = namespace.Unshare(); err != nil {
 			return nil, err
@@ -79,18 +89,31 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	r := &Report{Header: devbulk.NewHeader(), Scenario: "create"}
+	var seq atomic.Int64 // across runs: names in the shared parent never repeat
+	err = r.interleave(o.Repeat, payloadVariants(o.Payload, o.ComparePayload), func(v variant) (Run, error) {
+		return keepOnce(ctx, o, v.payload, runEnv{parent: parent, seq: &seq, prof: prof})
+	})
+	return r, err
+}
+
+// keepOnce is one measured run of Keep, with payload p.
+func keepOnce(ctx context.Context, o KeepOptions, p Payload, env runEnv) (Run, error) {
 	m, err := namespace.NewPinned(o.MountDir)
 	if err != nil {
-		return nil, err
+		return Run{}, err
 	}
-	r := &Report{Header: devbulk.NewHeader(), Scenario: "create"}
-	k := &keeper{o: o, m: m, parent: parent, step: step,
+	k := &keeper{o: o, payload: p, m: m, env: env,
 		run: Run{Mode: "direct", Workers: 1, PerWorker: o.Count, Namespaces: o.Count, Payload: "none", ExecStep: o.ExecStep}}
-	if o.Payload.Name != "" {
-		k.run.Payload = o.Payload.Name
+	if p.Name != "" {
+		k.run.Payload = p.Name
 	}
-	st := steps{body: func() error { return k.body(ctx) }, release: k.release, drained: maker(o.Counter, "drain"),
-		created: &k.created, released: &k.released, every: o.SampleEvery, progress: counter(o.Counter, "create", o.Count), prof: prof}
+	label := "" // a run among others names its payload on its counters
+	if o.ComparePayload != nil {
+		label = " " + k.run.Payload
+	}
+	st := steps{body: func() error { return k.body(ctx) }, release: k.release, drained: maker(o.Counter, "drain"+label),
+		created: &k.created, released: &k.released, every: o.SampleEvery, progress: counter(o.Counter, "create"+label, o.Count), prof: env.prof}
 	if o.ExecStep != "" {
 		st.exec = func() error { return k.exec(ctx) }
 	}
@@ -98,16 +121,15 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 	if _, rerr := m.Remove(); rerr != nil { // after a failed release: whatever is left
 		err = errors.Join(err, rerr)
 	}
-	r.Runs = append(r.Runs, k.run)
-	return r, err
+	return k.run, err
 }
 
 // keeper is Keep's run under way.
 type keeper struct {
 	o                 KeepOptions
+	payload           Payload
 	m                 *namespace.Pinned
-	parent            netns.NsHandle // of the veth payload, or none
-	step              int            // namespaces between points of a rate curve
+	env               runEnv // the veth payloads' parent (or none), their names' sequence
 	run               Run
 	created, released atomic.Int64
 }
@@ -115,7 +137,7 @@ type keeper struct {
 // body makes and keeps the namespaces, counted once mounted: release
 // unmounts what was counted.
 func (k *keeper) body(ctx context.Context) error {
-	curve := newCurve(k.step, k.o.Count)
+	curve := newCurve(k.o.Step, k.o.Count)
 	var t tally // keep counts what it pinned itself
 	defer func() { k.run.Setup = t.setup.latency() }()
 	err := inFreshNamespaces(ctx, k.o.Count, &t, func(i int) error {
@@ -123,8 +145,8 @@ func (k *keeper) body(ctx context.Context) error {
 			return err
 		}
 		k.created.Add(1)
-		if k.o.Payload.items != nil {
-			if err := k.o.Payload.apply(k.parent, i, i == 0); err != nil {
+		if k.payload.items != nil {
+			if err := k.payload.apply(k.env.parent, int(k.env.seq.Add(1)), i == 0); err != nil {
 				return err
 			}
 		}
@@ -148,7 +170,7 @@ func (k *keeper) release() error {
 
 // exec runs the exec step in each kept namespace, timed with its curve.
 func (k *keeper) exec(ctx context.Context) error {
-	curve, start := newCurve(k.step, k.o.Count), time.Now()
+	curve, start := newCurve(k.o.Step, k.o.Count), time.Now()
 	done := 0
 	defer func() {
 		k.run.ExecDone = done

@@ -172,21 +172,22 @@ func TestSamePayload(t *testing.T) {
 	}
 }
 
-// A churn makes the parent namespace when either payload pairs with one.
-func TestChurnNeedsParent(t *testing.T) {
+// A churn or a create makes the parent namespace when either payload pairs
+// with one.
+func TestNeedsParent(t *testing.T) {
 	lo, _ := ParsePayload("lo-up")
 	moved, _ := ParsePayload("veth:1:moved")
 	for _, tc := range []struct {
-		o    ChurnOptions
-		want bool
+		p, compare *Payload
+		want       bool
 	}{
-		{ChurnOptions{Payload: lo}, false},
-		{ChurnOptions{Payload: moved}, true},
-		{ChurnOptions{Payload: lo, ComparePayload: &moved}, true},
-		{ChurnOptions{Payload: moved, ComparePayload: &lo}, true},
+		{&lo, nil, false},
+		{&moved, nil, true},
+		{&lo, &moved, true},
+		{&moved, &lo, true},
 	} {
-		if got := tc.o.needsParent(); got != tc.want {
-			t.Errorf("%s against %v: needs a parent %v, want %v", tc.o.Payload.Name, tc.o.ComparePayload, got, tc.want)
+		if got := needsParent(*tc.p, tc.compare); got != tc.want {
+			t.Errorf("%s against %v: needs a parent %v, want %v", tc.p.Name, tc.compare, got, tc.want)
 		}
 	}
 }

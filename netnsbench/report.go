@@ -45,12 +45,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	for _, run := range r.Runs {
-		if err := writeCurve(w, "creation rate (netns/s over each step)", run.Rate); err != nil {
+		of := "" // which run, when there are several
+		if len(r.Runs) > 1 {
+			of = fmt.Sprintf(", round %d, %s", max(1, run.Round), run.Payload)
+		}
+		if err := writeCurve(w, "creation rate (netns/s over each step"+of+")", run.Rate); err != nil {
 			return err
 		}
 		if run.ExecStep != "" && run.ExecNS > 0 {
-			fmt.Fprintf(w, "\nexec step, as ip netns exec runs it, in each namespace: %s in %s (%.0f/s): %s\n",
-				outOf(run.ExecDone, int(run.Created), "namespace"), result.FormatNS(run.ExecNS), run.ExecPerSec, run.ExecStep)
+			fmt.Fprintf(w, "\nexec step%s, as ip netns exec runs it, in each namespace: %s in %s (%.0f/s): %s\n",
+				of, outOf(run.ExecDone, int(run.Created), "namespace"), result.FormatNS(run.ExecNS), run.ExecPerSec, run.ExecStep)
 			if err := writeCurve(w, "exec step rate (namespaces/s over each step)", run.ExecRate); err != nil {
 				return err
 			}

@@ -187,30 +187,73 @@ func TestNetnsChurnComparePayloads(t *testing.T) {
 	needKind(t, "veth")
 	rep := netnsJSON(t, "churn", "--workers", "3", "--per-worker", "20", "--payload", "veth:1",
 		"--compare", "payload:veth:1:moved", "--repeat", "2")
+	checkComparedPayloads(t, &rep, 60, "churn,drain,setup p50,setup p99")
+	table := run(t, t.TempDir(), "netns", "churn", "--workers", "1", "--per-worker", "5", "--payload", "veth:1:moved")
+	if table.code != 0 || !regexp.MustCompile(`veth:1:moved +\S+ +\d+ +[\d.]+[mµ]?s +[\d.]+[mµ]?s +[\d.]+[mµ]?s `).MatchString(table.stdout) {
+		t.Errorf("table: exit %d, no setup times in the run's row\n%s%s", table.code, table.stdout, table.stderr)
+	}
+}
+
+// The same comparison with every namespace kept (issue 26, item 3): netns
+// create runs each payload in runs of its own, released and drained before
+// the next, and compares the creation, the exec step, the release, the
+// drain and the setup times. Nothing stays mounted.
+func TestNetnsCreateComparePayloads(t *testing.T) {
+	needRoot(t)
+	needKind(t, "veth")
+	state := t.TempDir()
+	r := run(t, state, "netns", "create", "--count", "30", "--veth", "--compare", "payload:veth:1:moved",
+		"--repeat", "2", "--exec-step", "true", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var rep netnsbench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	checkComparedPayloads(t, &rep, 30, "create,exec step,release,drain,setup p50,setup p99")
+	for _, run := range rep.Runs {
+		if run.Created != 30 || run.ExecDone != 30 || run.ReleaseNS <= 0 || run.DrainMethod == "" || len(run.Rate) == 0 {
+			t.Errorf("round %d, %s: created %d, exec step in %d, release %d ns, drain %q, %d rate points",
+				run.Round, run.Payload, run.Created, run.ExecDone, run.ReleaseNS, run.DrainMethod, len(run.Rate))
+		}
+	}
+	if n := mountsUnder(t, filepath.Join(state, "netns")); n != 0 {
+		t.Errorf("%d mounts left", n)
+	}
+	table := run(t, state, "netns", "create", "--count", "5", "--payload", "veth:1", "--compare", "payload:veth:1:moved")
+	for _, want := range []string{"creation rate (netns/s over each step, round 1, veth:1:moved)", "veth:1:moved against veth:1, side by side"} {
+		if table.code != 0 || !strings.Contains(table.stdout, want) {
+			t.Errorf("table: exit %d, no %q\n%s%s", table.code, want, table.stdout, table.stderr)
+		}
+	}
+}
+
+// checkComparedPayloads checks a report of veth:1 against veth:1:moved over
+// two rounds: the runs in alternating order, each with the setup times of
+// its n namespaces, and the phases compared.
+func checkComparedPayloads(t *testing.T, rep *netnsbench.Report, n int, phases string) {
+	t.Helper()
 	var order []string
 	for _, run := range rep.Runs {
 		order = append(order, fmt.Sprintf("%d %s", run.Round, run.Payload))
 		s := run.Setup
-		if run.Mode != "direct" || s == nil || s.Count != 60 || s.P50NS <= 0 || s.P50NS > s.P99NS || s.P99NS > s.MaxNS || s.MaxNS > run.CreateNS {
+		if run.Mode != "direct" || s == nil || s.Count != n || s.P50NS <= 0 || s.P50NS > s.P99NS || s.P99NS > s.MaxNS || s.MaxNS > run.CreateNS {
 			t.Errorf("run %s: mode %s, setup %+v within %d ns", run.Payload, run.Mode, s, run.CreateNS)
 		}
 	}
 	if got := strings.Join(order, ", "); got != "1 veth:1, 1 veth:1:moved, 2 veth:1:moved, 2 veth:1" {
 		t.Errorf("runs in the order %s", got)
 	}
-	var phases []string
+	var got []string
 	for _, c := range rep.Comparisons {
-		phases = append(phases, c.Phase)
+		got = append(got, c.Phase)
 		if c.A != "veth:1" || c.B != "veth:1:moved" || c.N != 2 {
 			t.Errorf("comparison %+v: want veth:1:moved against veth:1 over 2 rounds", c)
 		}
 	}
-	if strings.Join(phases, ",") != "churn,drain,setup p50,setup p99" {
-		t.Errorf("compared %v", phases)
-	}
-	table := run(t, t.TempDir(), "netns", "churn", "--workers", "1", "--per-worker", "5", "--payload", "veth:1:moved")
-	if table.code != 0 || !regexp.MustCompile(`veth:1:moved +\S+ +\d+ +[\d.]+[mµ]?s +[\d.]+[mµ]?s +[\d.]+[mµ]?s `).MatchString(table.stdout) {
-		t.Errorf("table: exit %d, no setup times in the run's row\n%s%s", table.code, table.stdout, table.stderr)
+	if strings.Join(got, ",") != phases {
+		t.Errorf("compared %v, want %s", got, phases)
 	}
 }
 
@@ -305,6 +348,10 @@ func TestNetnsBadInput(t *testing.T) {
 		"netns create --count 0":                                "--count \"0\" out of range",
 		"netns create --count 10 --step 11":                     "--step \"11\" out of range: 1..10",
 		"netns create --count 200000":                           "over /proc/sys/user/max_net_namespaces",
+		"netns create --compare exec":                           "valid is payload:LIST (as payload:veth:1:moved); netns create has no shell form",
+		"netns create --veth --compare payload:veth:1":          "--compare payload:veth:1 is the payload itself",
+		"netns create --compare payload:veth:0":                 "out of range",
+		"netns create --repeat 101":                             "--repeat \"101\" out of range: 1..100",
 	} {
 		state := t.TempDir()
 		r := run(t, state, strings.Fields(args)...)

@@ -11,6 +11,9 @@ import (
 	"github.com/devbulk/devbulk/netnsbench"
 )
 
+// repeatFlag is churn's and create's count of rounds.
+var repeatFlag = &cli.StringFlag{Name: "repeat", Value: "1", Usage: "rounds (1..100); each waits for the kernel to free the namespaces of the run before it"}
+
 func netnsCommand() *cli.Command {
 	series := &cli.StringFlag{Name: "series", Usage: "write the backlog time series to `FILE` (CSV)"}
 	profile := &cli.BoolFlag{Name: "profile", Usage: "break the cleanup worker's time down by pernet exit handler and RCU wait " +
@@ -34,7 +37,7 @@ func netnsChurnCommand(common []cli.Flag) *cli.Command {
 			&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the payload's classic shell form, unshare -n sh -c '...' (ip link set lo up, " +
 				"sysctl -w, ipvsadm -A); payload:LIST: also run another payload (payload:veth:1:moved against --payload veth:1); " +
 				"side by side, the order alternating round by round"},
-			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "rounds (1..100); each waits for the kernel to free the namespaces of the run before it"},
+			repeatFlag,
 		}, common...),
 		Action: churn,
 	}
@@ -52,6 +55,9 @@ func netnsCreateCommand(common []cli.Flag) *cli.Command {
 			&cli.StringFlag{Name: "exec-step", Usage: "once all are made, run `CMD` in each the way ip netns exec does (setns, a private mount " +
 				"namespace, /sys remounted): a second phase with its own rate curve"},
 			&cli.StringFlag{Name: "step", Usage: "report the creation rate every `K` namespaces (default: count/20)"},
+			&cli.StringFlag{Name: "compare", Usage: "`payload:LIST`: also keep namespaces with another payload (payload:veth:1:moved against " +
+				"--payload veth:1), in runs of their own, side by side, the order alternating round by round"},
+			repeatFlag,
 		}, common...),
 		Action: netnsCreate,
 	}
@@ -74,18 +80,35 @@ func churn(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	for _, p := range []*netnsbench.Payload{&o.Payload, o.ComparePayload} {
-		if p == nil {
-			continue
-		}
-		release, err := p.Prepare()
-		defer release()
-		if err != nil {
-			return err
-		}
+	release, err := prepare(&o.Payload, o.ComparePayload)
+	defer release()
+	if err != nil {
+		return err
 	}
 	r, err := netnsbench.Churn(c.Context, o)
 	return writeNetns(c, r, err)
+}
+
+// prepare readies the kernel for each payload given (see
+// Payload.Prepare); release undoes it, after the run.
+func prepare(ps ...*netnsbench.Payload) (release func(), err error) {
+	var undo []func()
+	release = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		u, err := p.Prepare()
+		undo = append(undo, u)
+		if err != nil {
+			return release, err
+		}
+	}
+	return release, nil
 }
 
 func payloadFlag(value string) cli.Flag {
@@ -128,7 +151,7 @@ func churnOptionsOf(c *cli.Context) (netnsbench.ChurnOptions, error) {
 	if o.Repeat, err = intFlag(c, "repeat", 1, netnsbench.MaxRepeat); err != nil {
 		return o, err
 	}
-	if err := compareOf(c, &o); err != nil {
+	if o.CompareExec, o.ComparePayload, err = compareOf(c, o.Payload); err != nil {
 		return o, err
 	}
 	if err := o.Check(); err != nil {
@@ -137,35 +160,37 @@ func churnOptionsOf(c *cli.Context) (netnsbench.ChurnOptions, error) {
 	return o, nil
 }
 
-// compareOf reads churn's --compare: exec needs the shell loop's
-// programs; payload:LIST another payload.
-func compareOf(c *cli.Context, o *netnsbench.ChurnOptions) error {
+// compareOf reads --compare: exec (churn only) needs the shell loop's
+// programs; payload:LIST is another payload.
+func compareOf(c *cli.Context, p netnsbench.Payload) (shellForm bool, other *netnsbench.Payload, err error) {
 	switch what := c.String("compare"); {
 	case what == "":
-	case what == "exec":
-		o.CompareExec = true
-		shell, err := o.Payload.Shell()
+	case what == "exec" && c.Command.Name == "churn":
+		shell, err := p.Shell()
 		if err != nil {
-			return usagef("--compare exec: %v", err)
+			return false, nil, usagef("--compare exec: %v", err)
 		}
-		for _, prog := range append([]string{"unshare", "sh"}, o.Payload.Programs()...) {
+		for _, prog := range append([]string{"unshare", "sh"}, p.Programs()...) {
 			if _, err := exec.LookPath(prog); err != nil {
-				return devbulk.NotSupported("--compare exec runs `unshare -n sh -c '%s'`: %w", shell, err)
+				return false, nil, devbulk.NotSupported("--compare exec runs `unshare -n sh -c '%s'`: %w", shell, err)
 			}
 		}
+		return true, nil, nil
 	case strings.HasPrefix(what, "payload:"):
 		if what == "payload:" {
-			return usagef("--compare payload: needs a payload list, as payload:veth:1:moved")
+			return false, nil, usagef("--compare payload: needs a payload list, as payload:veth:1:moved")
 		}
-		p, err := netnsbench.ParsePayload(strings.TrimPrefix(what, "payload:"))
+		q, err := netnsbench.ParsePayload(strings.TrimPrefix(what, "payload:"))
 		if err != nil {
-			return usagef("--compare %s: %v", what, err)
+			return false, nil, usagef("--compare %s: %v", what, err)
 		}
-		o.ComparePayload = &p
+		return false, &q, nil
+	case c.Command.Name == "churn":
+		return false, nil, usagef("--compare %q: valid are exec and payload:LIST (as payload:veth:1:moved)", what)
 	default:
-		return usagef("--compare %q: valid are exec and payload:LIST (as payload:veth:1:moved)", what)
+		return false, nil, usagef("--compare %q: valid is payload:LIST (as payload:veth:1:moved); netns create has no shell form to compare", what)
 	}
-	return nil
+	return false, nil, nil
 }
 
 func sequential(c *cli.Context) error {
@@ -203,13 +228,19 @@ func netnsCreate(c *cli.Context) error {
 			return err
 		}
 	}
+	if o.Repeat, err = intFlag(c, "repeat", 1, netnsbench.MaxRepeat); err != nil {
+		return err
+	}
+	if _, o.ComparePayload, err = compareOf(c, o.Payload); err != nil {
+		return err
+	}
 	if err := o.Check(); err != nil {
 		return usage(err)
 	}
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	release, err := o.Payload.Prepare()
+	release, err := prepare(&o.Payload, o.ComparePayload)
 	defer release()
 	if err != nil {
 		return err
