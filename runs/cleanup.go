@@ -19,7 +19,8 @@ type Cleaned struct {
 
 // Cleanup removes what killed devbulk runs left: the devices of every run
 // whose devbulk is gone and that was still creating, deleting or moving
-// (a move's on both sides; with all, completed runs too), the records of runs whose namespace or devices are
+// (a move's on both sides, until they are gone: Record.Abandoned; with all,
+// completed runs too), the records of runs whose namespace or devices are
 // gone (stale), and malformed records (moved aside). Runs of a devbulk
 // still running are never touched. A run's namespace is found by its
 // --netns when that still leads to the recorded inode, else by the inode
@@ -47,10 +48,10 @@ func (s *Store) Cleanup(ctx context.Context, all bool) ([]Cleaned, error) {
 		if r.Owner.Alive() {
 			continue // a running devbulk's
 		}
-		both := all
+		both := all || r.Abandoned
 		switch r.State {
 		case Complete:
-			if !all {
+			if !both {
 				// The user's, until devbulk delete (or --all): only what a
 				// namespace that is gone held is pruned.
 				out = append(out, s.pruneGone(ctx, r, recs)...)
@@ -59,6 +60,7 @@ func (s *Store) Cleanup(ctx context.Context, all bool) ([]Cleaned, error) {
 		case Moving:
 			// Killed while moving: the links are on either side, and go
 			// from both.
+			r.Abandoned = true
 			if err := s.resolveMove(r); err != nil {
 				out = append(out, Cleaned{What: r.String(), Err: err})
 				continue

@@ -153,7 +153,7 @@ func (s *Store) moveRun(ctx context.Context, t batch.Target, to batch.Destinatio
 	if r.To == nil {
 		r.To = &Part{Place: Place{Netns: o.To, Inode: o.ToInode, Cookie: namespace.Cookie(o.ToNS)}}
 	}
-	r.State, r.Owner = Moving, owner.Self()
+	r.State, r.Owner, r.Abandoned = Moving, owner.Self(), false
 	if err := s.Save(r); err != nil {
 		return batch.Phase{}, false, err
 	}

@@ -72,9 +72,14 @@ type Record struct {
 	// after a move that took only part of its links (interrupted, or
 	// refused for some): the other namespace, with the links there. A run
 	// with lower devices is never moved: they stay on this side.
-	To    *Part       `json:"to,omitempty"`
-	Owner owner.Owner `json:"owner"`
-	State State       `json:"state"`
+	To *Part `json:"to,omitempty"`
+	// Abandoned is set by Cleanup on a run killed while moving, before it
+	// deletes the run on both sides: a plain cleanup interrupted there (or
+	// failing part-way) leaves the rest to the next one, whatever the
+	// state. A later move clears it.
+	Abandoned bool        `json:"abandoned,omitempty"`
+	Owner     owner.Owner `json:"owner"`
+	State     State       `json:"state"`
 }
 
 // FileName is the record's file name in a Store: its group, in hex.

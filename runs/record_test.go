@@ -91,7 +91,7 @@ func TestParseRefusesRecordsThatWouldClaimForeignDevices(t *testing.T) {
 // a run all on the other side is recorded there.
 func TestMovedRecordKeepsBothSides(t *testing.T) {
 	r := goodRecord()
-	r.Lowers, r.State = nil, Moving
+	r.Lowers, r.State, r.Abandoned = nil, Moving, true
 	r.To = &Part{Place: Place{Netns: "b", Inode: 9, Cookie: 4}, Links: []nlbatch.Link{{Index: 40, Name: "dbk7"}}}
 	back, err := parse(r.FileName(), encode(t, r))
 	if err != nil || !reflect.DeepEqual(back, r) {

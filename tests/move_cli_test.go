@@ -214,3 +214,48 @@ func TestMoveCommandBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A run that cleanup began deleting after a killed move is "abandoned" in
+// its record: when that cleanup is itself cut short (simulated here by
+// marking the record of an interrupted move), the next plain cleanup
+// finishes it on both sides, where an ordinary complete run is left alone.
+func TestCleanupFinishesAnAbandonedMove(t *testing.T) {
+	needKind(t, "ifb")
+	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+	if r := run(t, state, "create", "--netns", a, "--kind", "ifb", "--count", "300"); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	cmd, out := start(t, state, "move", "--netns", a, "--to", b, "--strategy", "serial")
+	waitFor(t, "dbk20 moved", func() bool { return linkNames(t, b)["dbk20"] })
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	here, there := ours(t, a), ours(t, b)
+	if here == 0 || there == 0 {
+		t.Fatalf("interrupted move: %d in %s, %d in %s\n%s", here, a, there, b, out)
+	}
+	if r := run(t, state, "cleanup"); r.code != 0 || ours(t, a) != here || ours(t, b) != there {
+		t.Fatalf("cleanup of a complete run: exit %d, %d of %d left in %s, %d of %d in %s\n%s%s",
+			r.code, ours(t, a), here, a, ours(t, b), there, b, r.stdout, r.stderr)
+	}
+	file := records(state)[0]
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["abandoned"] = true
+	if raw, err = json.Marshal(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, state, "cleanup")
+	if r.code != 0 || ours(t, a) != 0 || ours(t, b) != 0 || len(records(state)) != 0 {
+		t.Errorf("cleanup of an abandoned run: exit %d, left %d in %s and %d in %s, records %v\n%s%s",
+			r.code, ours(t, a), a, ours(t, b), b, records(state), r.stdout, r.stderr)
+	}
+}
