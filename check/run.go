@@ -159,7 +159,7 @@ func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, erro
 			var o netnsbench.ChurnOptions
 			if o, err = n.churn(); err == nil {
 				var release func()
-				release, err = o.Payload.Prepare()
+				release, err = netnsbench.PrepareAll(&o.Payload, o.ComparePayload)
 				if err == nil {
 					o.Counter = ro.Counter
 					r, err = netnsbench.Churn(ctx, o)
@@ -172,7 +172,7 @@ func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, erro
 			var o netnsbench.KeepOptions
 			if o, err = n.create(); err == nil {
 				var release func()
-				release, err = o.Payload.Prepare()
+				release, err = netnsbench.PrepareAll(&o.Payload, o.ComparePayload)
 				if err == nil {
 					o.Counter, o.MountDir = ro.Counter, ro.MountDir
 					r, err = netnsbench.Keep(ctx, o)

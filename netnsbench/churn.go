@@ -231,7 +231,7 @@ func (o ChurnOptions) Check() error {
 // compared with itself.
 func checkRounds(p Payload, compare *Payload, repeat int) error {
 	if compare != nil && compare.same(p) {
-		return fmt.Errorf("--compare payload:%s is the payload itself (%s)", compare.Name, p.Name)
+		return fmt.Errorf("--compare payload:%s is the payload itself (%s)", compare.label(), p.label())
 	}
 	if repeat < 0 || repeat > MaxRepeat {
 		return fmt.Errorf("%d rounds out of range: 1..%d", repeat, MaxRepeat)
@@ -239,7 +239,7 @@ func checkRounds(p Payload, compare *Payload, repeat int) error {
 	return nil
 }
 
-// MaxRepeat bounds the rounds of one churn.
+// MaxRepeat bounds the rounds of one churn or create.
 const MaxRepeat = 100
 
 // Churn runs the workers and measures each run and its drain, o.Repeat
@@ -265,7 +265,7 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 	}
 	r := &Report{Header: devbulk.NewHeader(), Scenario: "churn"}
 	var seq atomic.Int64 // across runs: names in the shared parent never repeat
-	err = r.interleave(o.Repeat, o.variants(), func(v variant) (Run, error) {
+	err = r.interleave(ctx, o.Repeat, o.variants(), func(v variant) (Run, error) {
 		return churnOnce(ctx, o, v, runEnv{parent: parent, seq: &seq, prof: prof})
 	})
 	return r, err
@@ -274,10 +274,13 @@ func Churn(ctx context.Context, o ChurnOptions) (*Report, error) {
 // interleave runs each form of vs in every one of repeat rounds (at least
 // one), the first form first in odd rounds and the other first in even
 // ones, and keeps the runs; with two forms the report then compares them.
-// It stops at the first run that fails.
-func (r *Report) interleave(repeat int, vs []variant, each func(variant) (Run, error)) error {
+// It stops at the first run that fails, and when ctx is done.
+func (r *Report) interleave(ctx context.Context, repeat int, vs []variant, each func(variant) (Run, error)) error {
 	for round := 1; round <= max(1, repeat); round++ {
 		for i := range vs {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			v := vs[i]
 			if round%2 == 0 {
 				v = vs[len(vs)-1-i]
@@ -301,7 +304,7 @@ func (r *Report) interleave(repeat int, vs []variant, each func(variant) (Run, e
 	return nil
 }
 
-// variant is one form a churn round runs: its payload, as syscalls
+// variant is one form a churn or create round runs: its payload, as syscalls
 // (direct) or as the payload's shell form, a process per namespace (exec).
 type variant struct {
 	label   string // "direct", "exec", or the payload's name
@@ -324,7 +327,7 @@ func payloadVariants(p Payload, compare *Payload) []variant {
 	if compare == nil {
 		return []variant{{label: "direct", payload: p}}
 	}
-	return []variant{{label: p.Name, payload: p}, {label: compare.Name, payload: *compare}}
+	return []variant{{label: p.label(), payload: p}, {label: compare.label(), payload: *compare}}
 }
 
 // needsParent says whether a payload of the run pairs with a parent
@@ -333,7 +336,7 @@ func needsParent(p Payload, compare *Payload) bool {
 	return p.needsParent || (compare != nil && compare.needsParent)
 }
 
-// runEnv is what a churn's runs share: the payloads' parent namespace,
+// runEnv is what the runs of a churn or a create share: the payloads' parent namespace,
 // the namespaces' sequence number (which names their veth peers there),
 // and the profiler.
 type runEnv struct {
@@ -344,7 +347,7 @@ type runEnv struct {
 
 // churnOnce is one measured run of the workers, in one form.
 func churnOnce(ctx context.Context, o ChurnOptions, v variant, env runEnv) (Run, error) {
-	run := Run{Mode: "direct", Workers: o.Workers, PerWorker: o.PerWorker, Namespaces: o.Workers * o.PerWorker, Payload: v.payload.Name}
+	run := Run{Mode: "direct", Workers: o.Workers, PerWorker: o.PerWorker, Namespaces: o.Workers * o.PerWorker, Payload: v.payload.label()}
 	if v.exec {
 		run.Mode = "exec"
 	}
@@ -532,7 +535,11 @@ func measure(ctx context.Context, run *Run, st steps) (err error) {
 		return body()
 	}
 	err = run.timeSteps(ctx, st)
-	if !smp.ok || ctx.Err() != nil { // interrupted: released, not waited for
+	if ctx.Err() != nil { // interrupted: released, not waited for
+		smp.stop()
+		return run.interrupted(err)
+	}
+	if !smp.ok {
 		smp.stop()
 		return err
 	}
@@ -540,7 +547,11 @@ func measure(ctx context.Context, run *Run, st steps) (err error) {
 		d := st.drained(int(st.released.Load()))
 		smp.drain.Store(&d)
 	}
-	if run.waitDrain(ctx); run.DrainMethod != "" {
+	if run.waitDrain(ctx); ctx.Err() != nil {
+		smp.stop()
+		return run.interrupted(err)
+	}
+	if run.DrainMethod != "" {
 		if left := kickAndCount(smp.base); left > 0 {
 			err = errors.Join(err, fmt.Errorf("%d namespaces still allocated after the drain and a kick", left))
 		}
@@ -548,6 +559,16 @@ func measure(ctx context.Context, run *Run, st steps) (err error) {
 	smp.stop()
 	run.sample(smp.start, smp.base, smp.slabSize, st.created.Load(), st.released.Load())
 	return err
+}
+
+// interrupted marks the run interrupted (Ctrl-C) and adds the
+// interruption to its error, once.
+func (run *Run) interrupted(err error) error {
+	run.Interrupted = true
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return errors.Join(err, context.Canceled)
 }
 
 // profiled stops the profile and keeps it, with the cleanup worker's time.

@@ -109,6 +109,29 @@ func (p Payload) Prepare() (release func(), err error) {
 	return release, nil
 }
 
+// PrepareAll prepares each payload given (nil ones are skipped), as
+// Prepare; release undoes them all, after the run, even when an error is
+// returned.
+func PrepareAll(ps ...*Payload) (release func(), err error) {
+	var undo []func()
+	release = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		u, err := p.Prepare()
+		undo = append(undo, u)
+		if err != nil {
+			return release, err
+		}
+	}
+	return release, nil
+}
+
 // PrepareIPVS makes IPVS usable here: it loads ip_vs and its rr scheduler
 // where they are modules not yet loaded (as modprobe would), then asks the
 // kernel for the IPVS generic netlink family. Where there is none, the

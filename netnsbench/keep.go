@@ -91,7 +91,7 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 	}
 	r := &Report{Header: devbulk.NewHeader(), Scenario: "create"}
 	var seq atomic.Int64 // across runs: names in the shared parent never repeat
-	err = r.interleave(o.Repeat, payloadVariants(o.Payload, o.ComparePayload), func(v variant) (Run, error) {
+	err = r.interleave(ctx, o.Repeat, payloadVariants(o.Payload, o.ComparePayload), func(v variant) (Run, error) {
 		return keepOnce(ctx, o, v.payload, runEnv{parent: parent, seq: &seq, prof: prof})
 	})
 	return r, err
@@ -99,21 +99,17 @@ func Keep(ctx context.Context, o KeepOptions) (*Report, error) {
 
 // keepOnce is one measured run of Keep, with payload p.
 func keepOnce(ctx context.Context, o KeepOptions, p Payload, env runEnv) (Run, error) {
+	run := Run{Mode: "direct", Workers: 1, PerWorker: o.Count, Namespaces: o.Count, Payload: p.label(), ExecStep: o.ExecStep}
 	m, err := namespace.NewPinned(o.MountDir)
 	if err != nil {
-		return Run{}, err
+		return run, err
 	}
-	k := &keeper{o: o, payload: p, m: m, env: env,
-		run: Run{Mode: "direct", Workers: 1, PerWorker: o.Count, Namespaces: o.Count, Payload: "none", ExecStep: o.ExecStep}}
-	if p.Name != "" {
-		k.run.Payload = p.Name
+	k := &keeper{o: o, payload: p, m: m, env: env, run: run}
+	if o.ComparePayload != nil { // a run among others names its payload on its counters
+		k.label = " " + run.Payload
 	}
-	label := "" // a run among others names its payload on its counters
-	if o.ComparePayload != nil {
-		label = " " + k.run.Payload
-	}
-	st := steps{body: func() error { return k.body(ctx) }, release: k.release, drained: maker(o.Counter, "drain"+label),
-		created: &k.created, released: &k.released, every: o.SampleEvery, progress: counter(o.Counter, "create"+label, o.Count), prof: env.prof}
+	st := steps{body: func() error { return k.body(ctx) }, release: k.release, drained: maker(o.Counter, "drain"+k.label),
+		created: &k.created, released: &k.released, every: o.SampleEvery, progress: counter(o.Counter, "create"+k.label, o.Count), prof: env.prof}
 	if o.ExecStep != "" {
 		st.exec = func() error { return k.exec(ctx) }
 	}
@@ -130,6 +126,7 @@ type keeper struct {
 	payload           Payload
 	m                 *namespace.Pinned
 	env               runEnv // the veth payloads' parent (or none), their names' sequence
+	label             string // after each counter's name: "", or the payload among others
 	run               Run
 	created, released atomic.Int64
 }
@@ -179,7 +176,7 @@ func (k *keeper) exec(ctx context.Context) error {
 		k.run.ExecPerSec = float64(done) / elapsed.Seconds()
 	}()
 	n := int(k.created.Load())
-	bar := counter(k.o.Counter, "exec step", n)
+	bar := counter(k.o.Counter, "exec step"+k.label, n)
 	for ; done < n && ctx.Err() == nil; done++ {
 		if err := netnsExec(ctx, k.m.Path(done), k.o.ExecStep); err != nil {
 			if ctx.Err() != nil {

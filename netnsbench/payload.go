@@ -71,6 +71,15 @@ const (
 	MaxIPVSServices   = 10000 // ipvs:N
 )
 
+// label names the payload in reports: its list, or "none" for the zero
+// Payload (create's default: namespaces given nothing).
+func (p Payload) label() string {
+	if p.Name == "" {
+		return "none"
+	}
+	return p.Name
+}
+
 // ParsePayload parses a comma-separated list of payload items (see
 // Payload); "" is lo-up. Unknown items and values out of range are errors
 // that name them.

@@ -39,8 +39,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	for _, run := range r.Runs {
-		if run.Interrupted {
-			fmt.Fprintf(w, "round %d %s: INTERRUPTED after %s (rates over those; release and drain not measured)\n",
+		switch {
+		case !run.Interrupted:
+		case run.Created == int64(run.Namespaces):
+			fmt.Fprintf(w, "round %d %s: INTERRUPTED once every namespace was made (the drain not measured)\n", max(1, run.Round), run.form())
+		default:
+			fmt.Fprintf(w, "round %d %s: INTERRUPTED after %s (rates over those; the drain not measured)\n",
 				max(1, run.Round), run.form(), outOf(int(run.Created), run.Namespaces, "namespace"))
 		}
 	}
@@ -55,7 +59,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if run.ExecStep != "" && run.ExecNS > 0 {
 			fmt.Fprintf(w, "\nexec step%s, as ip netns exec runs it, in each namespace: %s in %s (%.0f/s): %s\n",
 				of, outOf(run.ExecDone, int(run.Created), "namespace"), result.FormatNS(run.ExecNS), run.ExecPerSec, run.ExecStep)
-			if err := writeCurve(w, "exec step rate (namespaces/s over each step)", run.ExecRate); err != nil {
+			if err := writeCurve(w, "exec step rate (namespaces/s over each step"+of+")", run.ExecRate); err != nil {
 				return err
 			}
 		}

@@ -342,8 +342,12 @@ func (r *Record) Devices() int {
 }
 
 func (r *Record) String() string {
+	s := fmt.Sprintf("run %s (%s, group %d) in netns %s", r.Prefix, r.Kind, r.Group, r.Netns)
 	if r.To != nil {
-		return fmt.Sprintf("run %s (%s, group %d) in netns %s and %s", r.Prefix, r.Kind, r.Group, r.Netns, r.To.Netns)
+		s += " and " + r.To.Netns
 	}
-	return fmt.Sprintf("run %s (%s, group %d) in netns %s", r.Prefix, r.Kind, r.Group, r.Netns)
+	if r.Abandoned {
+		s += " (abandoned by a killed move)"
+	}
+	return s
 }

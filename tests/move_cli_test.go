@@ -254,7 +254,7 @@ func TestCleanupFinishesAnAbandonedMove(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := run(t, state, "cleanup")
-	if r.code != 0 || ours(t, a) != 0 || ours(t, b) != 0 || len(records(state)) != 0 {
+	if r.code != 0 || ours(t, a) != 0 || ours(t, b) != 0 || len(records(state)) != 0 || !strings.Contains(r.stdout, "(abandoned by a killed move)") {
 		t.Errorf("cleanup of an abandoned run: exit %d, left %d in %s and %d in %s, records %v\n%s%s",
 			r.code, ours(t, a), a, ours(t, b), b, records(state), r.stdout, r.stderr)
 	}

@@ -221,8 +221,9 @@ func TestNetnsCreateComparePayloads(t *testing.T) {
 	if n := mountsUnder(t, filepath.Join(state, "netns")); n != 0 {
 		t.Errorf("%d mounts left", n)
 	}
-	table := run(t, state, "netns", "create", "--count", "5", "--payload", "veth:1", "--compare", "payload:veth:1:moved")
-	for _, want := range []string{"creation rate (netns/s over each step, round 1, veth:1:moved)", "veth:1:moved against veth:1, side by side"} {
+	// Namespaces given nothing (create's default) are compared as "none".
+	table := run(t, state, "netns", "create", "--count", "5", "--compare", "payload:lo-up")
+	for _, want := range []string{"creation rate (netns/s over each step, round 1, lo-up)", "lo-up against none, side by side"} {
 		if table.code != 0 || !strings.Contains(table.stdout, want) {
 			t.Errorf("table: exit %d, no %q\n%s%s", table.code, want, table.stdout, table.stderr)
 		}
@@ -326,6 +327,30 @@ func TestNetnsCreateInterruptAndCleanup(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("after cleanup: %s still there (%v)", dir, err)
+	}
+}
+
+// Ctrl-C during the drain stops a run of several rounds there: the run
+// says it was interrupted, exit 130, and no later run starts.
+func TestNetnsCreateInterruptedInTheDrain(t *testing.T) {
+	needRoot(t)
+	state := t.TempDir()
+	cmd, out := start(t, state, "netns", "create", "--count", "5000", "--repeat", "2", "--quiet")
+	entries := func() int {
+		runs, _ := filepath.Glob(filepath.Join(state, "netns", "*", "ns*"))
+		return len(runs)
+	}
+	made := false
+	waitFor(t, "every namespace made, then released", func() bool {
+		n := entries()
+		made = made || n >= 4000
+		return made && n == 0
+	})
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	rows := regexp.MustCompile(`(?m)^ +\d+ +direct `).FindAllString(out.String(), -1)
+	if cmd.ProcessState.ExitCode() != 130 || len(rows) != 1 || !strings.Contains(out.String(), "round 1 direct, none: INTERRUPTED once every namespace was made") {
+		t.Errorf("interrupted in the drain: exit %d, %d runs\n%s", cmd.ProcessState.ExitCode(), len(rows), out)
 	}
 }
 

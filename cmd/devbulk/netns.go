@@ -80,35 +80,13 @@ func churn(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	release, err := prepare(&o.Payload, o.ComparePayload)
+	release, err := netnsbench.PrepareAll(&o.Payload, o.ComparePayload)
 	defer release()
 	if err != nil {
 		return err
 	}
 	r, err := netnsbench.Churn(c.Context, o)
 	return writeNetns(c, r, err)
-}
-
-// prepare readies the kernel for each payload given (see
-// Payload.Prepare); release undoes it, after the run.
-func prepare(ps ...*netnsbench.Payload) (release func(), err error) {
-	var undo []func()
-	release = func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
-		}
-	}
-	for _, p := range ps {
-		if p == nil {
-			continue
-		}
-		u, err := p.Prepare()
-		undo = append(undo, u)
-		if err != nil {
-			return release, err
-		}
-	}
-	return release, nil
 }
 
 func payloadFlag(value string) cli.Flag {
@@ -240,7 +218,7 @@ func netnsCreate(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	release, err := prepare(&o.Payload, o.ComparePayload)
+	release, err := netnsbench.PrepareAll(&o.Payload, o.ComparePayload)
 	defer release()
 	if err != nil {
 		return err
