@@ -138,13 +138,7 @@ func TestMoveCommandSparesAStrangerInTheGroup(t *testing.T) {
 func TestMoveCommandKilledThenCleanup(t *testing.T) {
 	needKind(t, "ifb")
 	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
-	if r := run(t, state, "create", "--netns", a, "--kind", "ifb", "--count", "300"); r.code != 0 {
-		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
-	}
-	cmd, _ := start(t, state, "move", "--netns", a, "--to", b, "--strategy", "serial")
-	waitFor(t, "dbk20 moved", func() bool { return linkNames(t, b)["dbk20"] })
-	cmd.Process.Kill()
-	cmd.Wait()
+	stopMove(t, state, a, b, syscall.SIGKILL)
 	if got := recordIn(t, state); got.State != "moving" || got.To != b {
 		t.Errorf("record of a killed move: %+v, want moving to %s", got, b)
 	}
@@ -163,18 +157,12 @@ func TestMoveCommandKilledThenCleanup(t *testing.T) {
 func TestMoveCommandInterruptedKeepsBothSides(t *testing.T) {
 	needKind(t, "ifb")
 	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
-	if r := run(t, state, "create", "--netns", a, "--kind", "ifb", "--count", "300"); r.code != 0 {
-		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
-	}
-	cmd, out := start(t, state, "move", "--netns", a, "--to", b, "--strategy", "serial")
-	waitFor(t, "dbk20 moved", func() bool { return linkNames(t, b)["dbk20"] })
-	cmd.Process.Signal(syscall.SIGINT)
-	cmd.Wait()
+	code, out := stopMove(t, state, a, b, syscall.SIGINT)
 	here, there := ours(t, a), ours(t, b)
 	got := recordIn(t, state)
-	if cmd.ProcessState.ExitCode() != 130 || !strings.Contains(out.String(), "interrupted: moved") || here == 0 ||
+	if code != 130 || !strings.Contains(out, "interrupted: moved") || here == 0 ||
 		got != (recorded{State: "complete", Netns: a, To: b, Here: here, There: there}) {
-		t.Fatalf("interrupted move: exit %d, %d in %s, %d in %s, record %+v\n%s", cmd.ProcessState.ExitCode(), here, a, there, b, got, out)
+		t.Fatalf("interrupted move: exit %d, %d in %s, %d in %s, record %+v\n%s", code, here, a, there, b, got, out)
 	}
 	if r := run(t, state, "delete", "--netns", b); r.code != 0 || ours(t, b) != 0 || recordIn(t, state) != (recorded{State: "complete", Netns: a, Here: here}) {
 		t.Fatalf("delete of the moved side: exit %d, %d left, record %+v\n%s%s", r.code, ours(t, b), recordIn(t, state), r.stdout, r.stderr)
@@ -183,6 +171,21 @@ func TestMoveCommandInterruptedKeepsBothSides(t *testing.T) {
 	if r.code != 0 || ours(t, b) != here || recordIn(t, state) != (recorded{State: "complete", Netns: b, Here: here}) {
 		t.Errorf("the second move: exit %d, %d in %s\n%s%s", r.code, ours(t, b), b, r.stdout, r.stderr)
 	}
+}
+
+// stopMove creates a run of 300 ifb in a, starts a serial move of it into
+// b and, once dbk20 has arrived there, sends the move sig; it returns the
+// move's exit code and output.
+func stopMove(t *testing.T, state, a, b string, sig syscall.Signal) (int, string) {
+	t.Helper()
+	if r := run(t, state, "create", "--netns", a, "--kind", "ifb", "--count", "300"); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	cmd, out := start(t, state, "move", "--netns", a, "--to", b, "--strategy", "serial")
+	waitFor(t, "dbk20 moved", func() bool { return linkNames(t, b)["dbk20"] })
+	cmd.Process.Signal(sig)
+	cmd.Wait()
+	return cmd.ProcessState.ExitCode(), out.String()
 }
 
 // Bad input exits 2 or 4 with one line, and nothing moves.
@@ -222,16 +225,10 @@ func TestMoveCommandBadInput(t *testing.T) {
 func TestCleanupFinishesAnAbandonedMove(t *testing.T) {
 	needKind(t, "ifb")
 	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
-	if r := run(t, state, "create", "--netns", a, "--kind", "ifb", "--count", "300"); r.code != 0 {
-		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
-	}
-	cmd, out := start(t, state, "move", "--netns", a, "--to", b, "--strategy", "serial")
-	waitFor(t, "dbk20 moved", func() bool { return linkNames(t, b)["dbk20"] })
-	cmd.Process.Signal(syscall.SIGINT)
-	cmd.Wait()
+	code, out := stopMove(t, state, a, b, syscall.SIGINT)
 	here, there := ours(t, a), ours(t, b)
-	if here == 0 || there == 0 {
-		t.Fatalf("interrupted move: %d in %s, %d in %s\n%s", here, a, there, b, out)
+	if code != 130 || here == 0 || there == 0 {
+		t.Fatalf("interrupted move: exit %d, %d in %s, %d in %s\n%s", code, here, a, there, b, out)
 	}
 	if r := run(t, state, "cleanup"); r.code != 0 || ours(t, a) != here || ours(t, b) != there {
 		t.Fatalf("cleanup of a complete run: exit %d, %d of %d left in %s, %d of %d in %s\n%s%s",
