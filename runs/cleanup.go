@@ -127,7 +127,7 @@ func (s *Store) cleanupSide(ctx context.Context, r *Record, recs []*Record) (Cle
 		return Cleaned{What: r.String(), Err: err}, false
 	}
 	defer conn.Close()
-	n, name, in := len(r.Links)+len(r.Lowers), r.String(), "netns "+r.Netns
+	n, name, in := r.here(), r.String(), "netns "+r.Netns
 	if where != r.Netns {
 		in = fmt.Sprintf("netns %s (recorded as %s, found by inode)", where, r.Netns)
 	}

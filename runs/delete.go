@@ -342,7 +342,7 @@ func (s *Store) deleteSet(ctx context.Context, t batch.Target, r *Record, o Dele
 		if r.Devices() == 0 {
 			return p, true, forgotten, errors.Join(err, s.Remove(r))
 		}
-		if len(r.Links)+len(r.Lowers) == 0 { // this side of a moved run is gone
+		if r.here() == 0 { // this side of a moved run is gone
 			r.State, r.Owner, marked = Complete, creator, false // the other is as it was
 			r.settle()
 		}

@@ -37,7 +37,7 @@ type MoveOptions struct {
 }
 
 // ErrSameNamespace refuses a move into the namespace the runs are in.
-var ErrSameNamespace = errors.New("the destination is the namespace the runs are in")
+var ErrSameNamespace = errors.New("nothing would move")
 
 // Move moves the links of the recorded runs in namespace o.NS (on either
 // side of an earlier move) into o.ToNS with strategy o.Strategy (see
@@ -57,7 +57,7 @@ var ErrSameNamespace = errors.New("the destination is the namespace the runs are
 // or cleanup finds.
 func (s *Store) Move(ctx context.Context, conn *nlbatch.Conn, o MoveOptions) (*Report, error) {
 	if o.ToInode == o.Inode {
-		return nil, fmt.Errorf("%w: --to %s is --netns %s", ErrSameNamespace, o.To, o.Netns)
+		return nil, fmt.Errorf("%w: --to %s is the namespace --netns %s names", ErrSameNamespace, o.To, o.Netns)
 	}
 	to, err := nlbatch.Dial(o.ToNS, nlbatch.Options{})
 	if err != nil {

@@ -323,7 +323,7 @@ func (r *Record) settle() {
 	if r.To == nil || r.State == Moving {
 		return
 	}
-	if len(r.Links)+len(r.Lowers) == 0 {
+	if r.here() == 0 {
 		r.turn()
 	}
 	if len(r.To.Links) == 0 {
@@ -331,10 +331,13 @@ func (r *Record) settle() {
 	}
 }
 
+// here is the number of devices on the run's own side, lowers included.
+func (r *Record) here() int { return len(r.Links) + len(r.Lowers) }
+
 // Devices is the number of devices the record holds, lowers and links
 // moved elsewhere included.
 func (r *Record) Devices() int {
-	n := len(r.Links) + len(r.Lowers)
+	n := r.here()
 	if r.To != nil {
 		n += len(r.To.Links)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
-	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/runs"
 )
 
@@ -39,37 +38,28 @@ func create(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ns, ino, err := targetNetns(c)
-	if err != nil {
-		return err
-	}
-	defer ns.Close()
-	o.NS, o.Netns = ns, c.String("netns")
-	// The kinds are probed (in a scratch namespace) only where a lower
-	// kind must be chosen, or once the kernel did not know the kind
-	// (Store.Create): a scripted create costs what its requests cost.
-	if o.Kind.NeedsLower && len(o.Parents) == 0 {
-		if o.Lower, err = devices.Ready(o.Kind); err != nil {
+	o.Netns = c.String("netns")
+	surveyed := func() (*runs.Store, error) { return surveyedStore(c) }
+	return onRecorded(c, surveyed, func(rs recorded) error {
+		o.NS = rs.ns
+		// The kinds are probed (in a scratch namespace) only where a lower
+		// kind must be chosen, or once the kernel did not know the kind
+		// (Store.Create): a scripted create costs what its requests cost.
+		if o.Kind.NeedsLower && len(o.Parents) == 0 {
+			var err error
+			if o.Lower, err = devices.Ready(o.Kind); err != nil {
+				return err
+			}
+		}
+		if mk := counter(c); mk != nil {
+			o.Progress = mk("create "+o.Kind.Name, o.Devices.Count)
+		}
+		p, rec, err := rs.store.Create(c.Context, rs.conn, o, rs.ino)
+		if err != nil {
 			return err
 		}
-	}
-	store, err := surveyedStore(c)
-	if err != nil {
-		return err
-	}
-	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if mk := counter(c); mk != nil {
-		o.Progress = mk("create "+o.Kind.Name, o.Devices.Count)
-	}
-	p, rec, err := store.Create(c.Context, conn, o, ino)
-	if err != nil {
-		return err
-	}
-	return printCreated(c, p, rec)
+		return printCreated(c, p, rec)
+	})
 }
 
 // surveyedStore opens the store and warns of its malformed and stale

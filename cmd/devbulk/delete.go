@@ -14,7 +14,6 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
-	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/runs"
 )
 
@@ -25,9 +24,7 @@ func deleteCommand() *cli.Command {
 		Flags: []cli.Flag{
 			netnsFlag,
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: strategyList(batch.DeleteNetns) + " (auto: group)"},
-			&cli.StringFlag{Name: "prefix", Usage: "only the run made with --prefix `P`"},
-			&cli.StringFlag{Name: "kind", Usage: "only runs of kind `K`"},
-			&cli.BoolFlag{Name: "force", Usage: "stop (SIGKILL) a devbulk that still runs a run, then delete the run"},
+			prefixChoice, kindChoice, forceFlag("delete"),
 			&cli.BoolFlag{Name: "forget-renamed", Usage: "drop devices someone else renamed from the record (naming them; they are not deleted), so that the rest of the run can go"},
 			workersFlag, jsonFlag, quietFlag,
 		},
@@ -40,30 +37,18 @@ func deleteAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ns, ino, err := targetNetns(c)
-	if err != nil {
-		return err
-	}
-	defer ns.Close()
-	o.NS, o.Inode = ns, ino
 	o.Progress = runsProgress(c, "delete")
-	store, err := openStore()
-	if err != nil {
-		return err
-	}
-	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if say := progress(c); say != nil && o.Strategy.OneBatch() {
-		say(fmt.Sprintf("deleting by %s: one request per run, the kernel's batch (nothing to count)", c.String("strategy")))
-	}
-	rep, err := store.Delete(c.Context, conn, o)
-	if err != nil {
-		return err
-	}
-	return printReport(c, rep, "delete", printDeleted)
+	return onRecorded(c, openStore, func(rs recorded) error {
+		o.NS, o.Inode = rs.ns, rs.ino
+		if say := progress(c); say != nil && o.Strategy.OneBatch() {
+			say(fmt.Sprintf("deleting by %s: one request per run, the kernel's batch (nothing to count)", c.String("strategy")))
+		}
+		rep, err := rs.store.Delete(c.Context, rs.conn, o)
+		if err != nil {
+			return err
+		}
+		return printReport(c, rep, "delete", printDeleted)
+	})
 }
 
 // deleteOptionsOf reads the delete's flags (the namespace is opened apart).
@@ -80,13 +65,32 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 	if err := o.Strategy.Applies(nil, false); err != nil { // whatever the runs' kinds: netns
 		return o, usage(err)
 	}
-	if o.Kind != "" {
-		if _, err := devices.Lookup(o.Kind); err != nil {
-			return o, usage(err)
-		}
+	if err := checkKindChoice(c); err != nil {
+		return o, err
 	}
 	o.Workers, err = workers(c, o.Strategy == batch.DeleteParallel)
 	return o, err
+}
+
+// The flags that choose which recorded runs of the namespace a delete or a
+// move takes, and what it does with a run whose devbulk still runs.
+var (
+	prefixChoice = &cli.StringFlag{Name: "prefix", Usage: "only the run made with --prefix `P`"}
+	kindChoice   = &cli.StringFlag{Name: "kind", Usage: "only runs of kind `K`"}
+)
+
+func forceFlag(verb string) cli.Flag {
+	return &cli.BoolFlag{Name: "force", Usage: "stop (SIGKILL) a devbulk that still runs a run, then " + verb + " the run"}
+}
+
+// checkKindChoice refuses a --kind devbulk does not know.
+func checkKindChoice(c *cli.Context) error {
+	if k := c.String("kind"); k != "" {
+		if _, err := devices.Lookup(k); err != nil {
+			return usage(err)
+		}
+	}
+	return nil
 }
 
 // printReport prints what each run's delete or move (key: "delete" or

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/runs"
 	"github.com/devbulk/devbulk/vm"
 )
@@ -76,7 +77,16 @@ func targetNetns(c *cli.Context) (netns.NsHandle, uint64, error) {
 	if err := needNetAdmin(); err != nil {
 		return 0, 0, err
 	}
-	h, ino, err := namespace.Open(c.String("netns"))
+	return openNetns(c, "netns")
+}
+
+// openNetns opens the namespace that flag (--netns, or move's --to) names;
+// one that names none is bad input.
+func openNetns(c *cli.Context, flag string) (netns.NsHandle, uint64, error) {
+	h, ino, err := namespace.Open(c.String(flag))
+	if err != nil && flag != "netns" {
+		err = fmt.Errorf("--%s: %w", flag, err)
+	}
 	if errors.Is(err, namespace.ErrBad) {
 		return h, ino, usage(err)
 	}
@@ -113,6 +123,36 @@ func mountDir() string {
 
 // openStore opens the record store; an unsafe directory is refused.
 func openStore() (*runs.Store, error) { return runs.Open(stateDir()) }
+
+// recorded is what a create, a delete or a move of recorded runs works with: the
+// namespace --netns names (ns, inode ino), the record store, and a netlink
+// socket in that namespace.
+type recorded struct {
+	ns    netns.NsHandle
+	ino   uint64
+	store *runs.Store
+	conn  *nlbatch.Conn
+}
+
+// onRecorded opens what a create, a delete or a move works with (the store
+// by open) and calls do; all is closed after.
+func onRecorded(c *cli.Context, open func() (*runs.Store, error), do func(recorded) error) error {
+	ns, ino, err := targetNetns(c)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	store, err := open()
+	if err != nil {
+		return err
+	}
+	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return do(recorded{ns: ns, ino: ino, store: store, conn: conn})
+}
 
 // warnBad reports record files that are not records, once per command.
 func warnBad(c *cli.Context, bad []runs.Bad) {

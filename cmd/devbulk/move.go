@@ -8,10 +8,7 @@ import (
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
-	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
-	"github.com/devbulk/devbulk/namespace"
-	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/runs"
 )
 
@@ -27,10 +24,7 @@ func moveCommand() *cli.Command {
 			netnsFlag,
 			&cli.StringFlag{Name: "to", Usage: "the namespace to move them into: a `NAME`, a path or \"current\", as for --netns"},
 			&cli.StringFlag{Name: "strategy", Value: string(batch.MovePipelined), Usage: "serial, pipelined, parallel or group"},
-			&cli.StringFlag{Name: "prefix", Usage: "only the run made with --prefix `P`"},
-			&cli.StringFlag{Name: "kind", Usage: "only runs of kind `K`"},
-			&cli.BoolFlag{Name: "force", Usage: "stop (SIGKILL) a devbulk that still runs a run, then move the run"},
-			workersFlag, jsonFlag, quietFlag,
+			prefixChoice, kindChoice, forceFlag("move"), workersFlag, jsonFlag, quietFlag,
 		},
 		Action: moveAction,
 	}
@@ -41,34 +35,20 @@ func moveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ns, ino, err := targetNetns(c)
+	to, toIno, err := openNetns(c, "to")
 	if err != nil {
 		return err
-	}
-	defer ns.Close()
-	to, toIno, err := namespace.Open(o.To)
-	if err != nil {
-		return usage(fmt.Errorf("--to: %w", err))
 	}
 	defer to.Close()
-	o.NS, o.Inode, o.ToNS, o.ToInode = ns, ino, to, toIno
-	if ino == toIno {
-		return usagef("--to %s is the namespace --netns %s names: nothing would move", o.To, o.Netns)
-	}
-	store, err := openStore()
-	if err != nil {
-		return err
-	}
-	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	rep, err := store.Move(c.Context, conn, o)
-	if err != nil {
-		return err
-	}
-	return printReport(c, rep, "move", printMoved)
+	o.ToNS, o.ToInode = to, toIno
+	return onRecorded(c, openStore, func(rs recorded) error {
+		o.NS, o.Inode = rs.ns, rs.ino
+		rep, err := rs.store.Move(c.Context, rs.conn, o)
+		if err != nil {
+			return err
+		}
+		return printReport(c, rep, "move", printMoved)
+	})
 }
 
 // moveOptionsOf reads the move's flags (the namespaces are opened apart).
@@ -77,17 +57,15 @@ func moveOptionsOf(c *cli.Context) (runs.MoveOptions, error) {
 	if err := noArgs(c); err != nil {
 		return o, err
 	}
+	if err := checkKindChoice(c); err != nil {
+		return o, err
+	}
 	if o.To == "" {
 		return o, usagef("move needs --to: the namespace to move the links into")
 	}
 	var err error
 	if o.Strategy, err = batch.ParseMove(c.String("strategy")); err != nil {
 		return o, usage(err)
-	}
-	if o.Kind != "" {
-		if _, err := devices.Lookup(o.Kind); err != nil {
-			return o, usage(err)
-		}
 	}
 	o.Progress = runsProgress(c, "move")
 	o.Workers, err = workers(c, o.Strategy == batch.MoveParallel)
