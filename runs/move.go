@@ -120,6 +120,13 @@ func (r *Record) movable(o MoveOptions, there []nlbatch.Link) error {
 	case r.State == Creating || r.State == Deleting:
 		return fmt.Errorf("interrupted while %s: `devbulk cleanup` finishes it first", r.State)
 	}
+	if r.State == Moving {
+		// Killed while moving: the destination holds links of the run that
+		// the record does not list yet. Its names are checked once again
+		// has found where its links are (resolveMove), right before its
+		// move.
+		return nil
+	}
 	var taken []string
 	for _, l := range there {
 		if r.owns(l.Name) && (r.To == nil || !slices.ContainsFunc(r.To.Links, func(m nlbatch.Link) bool { return m.Index == l.Index && m.Name == l.Name })) {

@@ -151,6 +151,21 @@ func TestMoveCommandKilledThenCleanup(t *testing.T) {
 	}
 }
 
+// A move started again after a kill -9 finds where the killed one left
+// the links (the record still says "moving") and moves the rest.
+func TestMoveCommandKilledThenMovedAgain(t *testing.T) {
+	needKind(t, "ifb")
+	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+	stopMove(t, state, a, b, syscall.SIGKILL)
+	if got := recordIn(t, state); got.State != "moving" || ours(t, a) == 0 || ours(t, b) == 0 {
+		t.Fatalf("killed move: record %+v, %d in %s, %d in %s", got, ours(t, a), a, ours(t, b), b)
+	}
+	r := run(t, state, "move", "--netns", a, "--to", b)
+	if r.code != 0 || ours(t, a) != 0 || ours(t, b) != 300 || recordIn(t, state) != (recorded{State: "complete", Netns: b, Here: 300}) {
+		t.Errorf("move again: exit %d, %d left in %s, %d in %s, record %+v\n%s%s", r.code, ours(t, a), a, ours(t, b), b, recordIn(t, state), r.stdout, r.stderr)
+	}
+}
+
 // Ctrl-C during a serial move leaves the record on both sides: delete
 // there takes the moved ones and the record stays with the rest, which a
 // second move takes over.
