@@ -105,11 +105,8 @@ func keepOnce(ctx context.Context, o KeepOptions, p Payload, env runEnv) (Run, e
 		return run, err
 	}
 	k := &keeper{o: o, payload: p, m: m, env: env, run: run}
-	if o.ComparePayload != nil { // a run among others names its payload on its counters
-		k.label = " " + run.Payload
-	}
-	st := steps{body: func() error { return k.body(ctx) }, release: k.release, drained: maker(o.Counter, "drain"+k.label),
-		created: &k.created, released: &k.released, every: o.SampleEvery, progress: counter(o.Counter, "create"+k.label, o.Count), prof: env.prof}
+	st := steps{body: func() error { return k.body(ctx) }, release: k.release, drained: maker(o.Counter, k.named("drain")),
+		created: &k.created, released: &k.released, every: o.SampleEvery, progress: counter(o.Counter, k.named("create"), o.Count), prof: env.prof}
 	if o.ExecStep != "" {
 		st.exec = func() error { return k.exec(ctx) }
 	}
@@ -126,9 +123,17 @@ type keeper struct {
 	payload           Payload
 	m                 *namespace.Pinned
 	env               runEnv // the veth payloads' parent (or none), their names' sequence
-	label             string // after each counter's name: "", or the payload among others
 	run               Run
 	created, released atomic.Int64
+}
+
+// named is a counter's name: what, and the payload when runs of another
+// payload are beside this one.
+func (k *keeper) named(what string) string {
+	if k.o.ComparePayload == nil {
+		return what
+	}
+	return what + " " + k.run.Payload
 }
 
 // body makes and keeps the namespaces, counted once mounted: release
@@ -176,7 +181,7 @@ func (k *keeper) exec(ctx context.Context) error {
 		k.run.ExecPerSec = float64(done) / elapsed.Seconds()
 	}()
 	n := int(k.created.Load())
-	bar := counter(k.o.Counter, "exec step"+k.label, n)
+	bar := counter(k.o.Counter, k.named("exec step"), n)
 	for ; done < n && ctx.Err() == nil; done++ {
 		if err := netnsExec(ctx, k.m.Path(done), k.o.ExecStep); err != nil {
 			if ctx.Err() != nil {
