@@ -127,14 +127,18 @@ func (r *Record) movable(o MoveOptions, there []nlbatch.Link) error {
 		// move.
 		return nil
 	}
+	// Only the exact names the run's links arrive with can clash: a device
+	// there that merely shares the prefix (mm70001 beside mm0..mm599) does
+	// not stop the kernel.
+	arriving := names(r.Links)
 	var taken []string
 	for _, l := range there {
-		if r.owns(l.Name) && (r.To == nil || !slices.ContainsFunc(r.To.Links, func(m nlbatch.Link) bool { return m.Index == l.Index && m.Name == l.Name })) {
+		if arriving[l.Name] {
 			taken = append(taken, l.Name)
 		}
 	}
 	if len(taken) > 0 {
-		return fmt.Errorf("netns %s already holds devices named as the run's (%s): the kernel would refuse to move them there", o.To, strings.Join(taken, ", "))
+		return fmt.Errorf("%w: netns %s already holds devices named as the run's links (%s): the kernel would refuse to move them there", batch.ErrConflict, o.To, strings.Join(taken, ", "))
 	}
 	return nil
 }

@@ -271,3 +271,42 @@ func TestCleanupFinishesAnAbandonedMove(t *testing.T) {
 			r.code, ours(t, a), a, ours(t, b), b, records(state), r.stdout, r.stderr)
 	}
 }
+
+// Devices of others that only share the run's prefix (mm70001 beside
+// mm0..mm59) do not stop a move, on either side, and stay where they are;
+// a device of others named exactly as one of the run's links does, exit 2,
+// naming it, before anything moves (issue 40, item 3).
+func TestMoveCommandNeighboursSharingThePrefix(t *testing.T) {
+	needKind(t, "ifb")
+	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+	if r := run(t, state, "create", "--netns", a, "--kind", "ifb", "--count", "60", "--prefix", "mm"); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	for i := 70001; i <= 70003; i++ {
+		ip(t, "-n", a, "link", "add", "mm"+strconv.Itoa(i), "type", "ifb")
+		ip(t, "-n", b, "link", "add", "mm"+strconv.Itoa(i+10), "type", "ifb")
+	}
+	ip(t, "-n", b, "link", "add", "mm7", "type", "ifb")
+	r := run(t, state, "move", "--netns", a, "--to", b)
+	if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "(mm7)") || len(linkNames(t, b)) != 5 {
+		t.Fatalf("move onto a device named as a link of the run: exit %d, %d devices in %s\n%s%s", r.code, len(linkNames(t, b)), b, r.stdout, r.stderr)
+	}
+	ip(t, "-n", b, "link", "del", "mm7")
+	r = run(t, state, "move", "--netns", a, "--to", b)
+	if r.code != 0 || !strings.Contains(r.stdout, "moved 60 of 60 ifb links mm* into netns "+b) {
+		t.Fatalf("move beside neighbours sharing the prefix: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for ns, want := range map[string][]string{a: {"mm70001", "mm70002", "mm70003"}, b: {"mm70011", "mm70012", "mm70013", "mm0", "mm59"}} {
+		for _, name := range want {
+			if !linkNames(t, ns)[name] {
+				t.Errorf("%s is not in %s after the move", name, ns)
+			}
+		}
+	}
+	if got := recordIn(t, state); got != (recorded{State: "complete", Netns: b, Here: 60}) {
+		t.Errorf("record after the move: %+v, want all 60 in %s", got, b)
+	}
+	if r := run(t, state, "delete", "--netns", b); r.code != 0 || len(linkNames(t, b)) != 4 {
+		t.Errorf("delete after the move: exit %d, left %v\n%s", r.code, linkNames(t, b), r.stderr)
+	}
+}
