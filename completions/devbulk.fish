@@ -2,7 +2,7 @@
 
 function __fish_devbulk_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i kinds bench create move delete cleanup rmmod netns churn create sequential vm check lava job run plot
+        if contains -- $i kinds bench create runs move delete cleanup rmmod netns churn create sequential vm check lava job run plot
             return 1
         end
     end
@@ -48,6 +48,9 @@ complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l vlan-proto -r 
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l remote-base -r -d 'first tunnel remote (ipip, gre, gretap); link i gets base+i, inside 198.18.0.0/15'
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l json -d 'print the result document as JSON'
 complete -c devbulk -n '__fish_seen_subcommand_from create' -f -l quiet -s q -d 'no progress on stderr'
+complete -c devbulk -n '__fish_seen_subcommand_from runs' -f -l help -s h -d 'show help'
+complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'runs' -d 'list the runs devbulk has recorded (create, and any devbulk killed while it worked): where they are, in what state, and whether their devbulk still runs'
+complete -c devbulk -n '__fish_seen_subcommand_from runs' -f -l json -d 'one JSON document: {"runs": [...]}'
 complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l help -s h -d 'show help'
 complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'move' -d 'move the links devbulk created in a netns into another, alive (ip link set DEV netns X); their records follow them'
 complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l netns -r -d 'namespace: a `NAME` from `ip netns list`, a path to a namespace file (/proc/PID/ns/net), or "current" for devbulk\'s own'

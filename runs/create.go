@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -38,7 +39,7 @@ func (s *Store) create(ctx context.Context, conn *nlbatch.Conn, o batch.CreateOp
 	if err != nil {
 		return batch.Phase{}, nil, err
 	}
-	rec := &Record{Prefix: o.Devices.Prefix, Kind: o.Kind.Name, Place: Place{Netns: o.Netns, Inode: ino, Cookie: namespace.Cookie(o.NS)}, Owner: owner.Self(), State: Creating}
+	rec := &Record{Prefix: o.Devices.Prefix, Kind: o.Kind.Name, Place: Place{Netns: o.Netns, Inode: ino, Cookie: namespace.Cookie(o.NS)}, Owner: owner.Self(), State: Creating, Created: time.Now().UTC().Truncate(time.Second)}
 	o.Ledger = &ledger{s: s, r: rec, recs: recs}
 	p, set, err := batch.CreateIn(ctx, conn, o)
 	if err != nil {

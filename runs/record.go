@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
@@ -80,6 +81,9 @@ type Record struct {
 	Abandoned bool        `json:"abandoned,omitempty"`
 	Owner     owner.Owner `json:"owner"`
 	State     State       `json:"state"`
+	// Created is when the record was first saved (none in records of
+	// devbulk before it): `devbulk runs` tells a run's age.
+	Created time.Time `json:"created,omitzero"`
 }
 
 // FileName is the record's file name in a Store: its group, in hex.

@@ -132,7 +132,7 @@ func printReport(c *cli.Context, rep *runs.Report, key string, print func(*cli.C
 // the namespace, or none that --prefix and --kind chose.
 func printNoneMatched(c *cli.Context, unmatched []*runs.Record) {
 	if len(unmatched) == 0 {
-		fmt.Fprintf(c.App.ErrWriter, "devbulk: no devbulk runs recorded in netns %s\n", c.String("netns"))
+		fmt.Fprintf(c.App.ErrWriter, "devbulk: no devbulk runs recorded in netns %s (`devbulk runs` lists every run in %s)\n", c.String("netns"), stateDir())
 		return
 	}
 	var names []string

@@ -51,7 +51,7 @@ func newApp() *cli.App {
 		Usage:   "create thousands of virtual network devices and time every way the kernel tears them down",
 		Version: devbulk.Version(),
 		Commands: []*cli.Command{
-			kindsCommand(), benchCommand(), createCommand(), moveCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(), checkCommand(), lavaCommand(), plotCommand(),
+			kindsCommand(), benchCommand(), createCommand(), runsCommand(), moveCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(), checkCommand(), lavaCommand(), plotCommand(),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(longFlags(err)) },
 		// No command is a usage error: the help goes to stderr.

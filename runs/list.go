@@ -1,0 +1,55 @@
+package runs
+
+import "time"
+
+// Listed is one run as `devbulk runs` shows it: what its record says, and
+// what is true of it now (its devbulk running, its namespaces there).
+type Listed struct {
+	Prefix string `json:"prefix"`
+	Kind   string `json:"kind"`
+	Group  uint32 `json:"group"`
+	// Devices counts every device the record holds: links on both sides
+	// of an unfinished move, and lower devices.
+	Devices int   `json:"devices"`
+	Netns   Side  `json:"netns"`
+	To      *Side `json:"to,omitempty"` // the other side of an unfinished move
+	State   State `json:"state"`
+	// Abandoned: a killed move that cleanup has begun to delete.
+	Abandoned bool `json:"abandoned,omitempty"`
+	PID       int  `json:"pid"`
+	// Running: the devbulk that last worked on the run still runs. A run
+	// not complete whose devbulk is gone was killed: cleanup finishes it.
+	Running bool      `json:"running"`
+	Created time.Time `json:"created,omitzero"`
+	File    string    `json:"file"`
+}
+
+// Side is one namespace of a run, the run's devices there, and whether
+// the namespace is gone (then cleanup prunes the record).
+type Side struct {
+	Netns   string `json:"name"`
+	Inode   uint64 `json:"inode"`
+	Devices int    `json:"devices"`
+	Gone    bool   `json:"gone,omitempty"`
+}
+
+// List reads every record as it stands, without changing any: the runs,
+// in the order of their files, and the files that are not records.
+func (s *Store) List() ([]Listed, []Bad, error) {
+	recs, bad, err := s.Load()
+	var st staleness
+	out := make([]Listed, 0, len(recs))
+	for _, r := range recs {
+		l := Listed{
+			Prefix: r.Prefix, Kind: r.Kind, Group: r.Group, Devices: r.Devices(),
+			Netns: Side{Netns: r.Netns, Inode: r.Inode, Devices: r.here(), Gone: st.gone(r.Place)},
+			State: r.State, Abandoned: r.Abandoned, PID: r.Owner.PID, Running: r.Owner.Alive(),
+			Created: r.Created, File: s.path(r),
+		}
+		if r.To != nil {
+			l.To = &Side{Netns: r.To.Netns, Inode: r.To.Inode, Devices: len(r.To.Links), Gone: st.gone(r.To.Place)}
+		}
+		out = append(out, l)
+	}
+	return out, bad, err
+}
