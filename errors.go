@@ -14,11 +14,19 @@ var ErrNotSupported = errors.New("not supported here")
 // NotSupported formats an error that matches ErrNotSupported, keeping the
 // message as given and any error wrapped with %w.
 func NotSupported(format string, args ...any) error {
-	return &notSupported{fmt.Errorf(format, args...)}
+	return Mark(ErrNotSupported, format, args...)
 }
 
-type notSupported struct{ err error }
+// Mark formats an error that matches class with errors.Is (and any error
+// wrapped with %w) but says only its own message: the class decides an
+// exit code, the message is what the user reads ("netns \"x\" not found",
+// not "bad --netns: netns \"x\" not found").
+func Mark(class error, format string, args ...any) error {
+	return &marked{fmt.Errorf(format, args...), class}
+}
 
-func (e *notSupported) Error() string        { return e.err.Error() }
-func (e *notSupported) Unwrap() error        { return e.err }
-func (e *notSupported) Is(target error) bool { return target == ErrNotSupported }
+type marked struct{ err, class error }
+
+func (e *marked) Error() string        { return e.err.Error() }
+func (e *marked) Unwrap() error        { return e.err }
+func (e *marked) Is(target error) bool { return target == e.class }

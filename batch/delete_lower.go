@@ -2,8 +2,8 @@ package batch
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/devices"
 )
 
@@ -18,13 +18,13 @@ func init() {
 		oneBatch: true,
 		applies: func(k *devices.Kind, _ bool) error {
 			if k != nil && !k.NeedsLower {
-				return fmt.Errorf("%w: delete strategy lower applies to kinds with a lower device (%s), not %s", ErrNotApplicable, devices.NamesOf(devices.Where(func(k *devices.Kind) bool { return k.NeedsLower })), k.Name)
+				return devbulk.Mark(ErrNotApplicable, "delete strategy lower applies to kinds with a lower device (%s), not %s", devices.NamesOf(devices.Where(func(k *devices.Kind) bool { return k.NeedsLower })), k.Name)
 			}
 			return nil
 		},
 		ready: func(_ Target, s *Set, _ DeleteOptions) error {
 			if len(s.Lowers) == 0 {
-				return fmt.Errorf("%w: delete strategy lower: the %s links sit on lower devices devbulk did not create; deleting those is not devbulk's call", ErrNotApplicable, s.Kind.Name)
+				return devbulk.Mark(ErrNotApplicable, "delete strategy lower: the %s links sit on lower devices devbulk did not create; deleting those is not devbulk's call", s.Kind.Name)
 			}
 			return nil
 		},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/namespace"
 )
@@ -21,7 +22,7 @@ func init() {
 		whole:    true,
 		applies: func(_ *devices.Kind, dedicated bool) error {
 			if !dedicated {
-				return fmt.Errorf("%w: delete strategy netns needs a namespace devbulk made for the devices (devbulk bench); it would take everything else in the namespace with it", ErrNotApplicable)
+				return devbulk.Mark(ErrNotApplicable, "delete strategy netns needs a namespace devbulk made for the devices (devbulk bench); it would take everything else in the namespace with it")
 			}
 			return nil
 		},

@@ -3,11 +3,11 @@ package batch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"sync"
 	"sync/atomic"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -22,7 +22,7 @@ func init() {
 		order: 3,
 		ready: func(t Target, _ *Set, _ DeleteOptions) error {
 			if t.dialer() == nil {
-				return fmt.Errorf("%w: the parallel strategy needs the namespace (Target.NS or Target.Dialer) to open its sockets in", ErrNotApplicable)
+				return devbulk.Mark(ErrNotApplicable, "the parallel strategy needs the namespace (Target.NS or Target.Dialer) to open its sockets in")
 			}
 			return nil
 		},

@@ -77,7 +77,7 @@ func (m MoveStrategy) Applies(k *devices.Kind, lowers bool) error {
 	case k != nil && k.NetnsLocal:
 		return devbulk.NotSupported("%s links cannot leave their namespace: the kernel keeps them where they were made (NETIF_F_NETNS_LOCAL)", k.Name)
 	case m == MoveGroup && lowers:
-		return fmt.Errorf("%w: the lower devices devbulk made share the run's group: a move by group would take them too", ErrNotApplicable)
+		return devbulk.Mark(ErrNotApplicable, "the lower devices devbulk made share the run's group: a move by group would take them too")
 	}
 	return nil
 }
@@ -132,7 +132,7 @@ func movable(t Target, s *Set, m MoveStrategy) error {
 		return err
 	}
 	if m == MoveParallel && t.dialer() == nil {
-		return fmt.Errorf("%w: the parallel strategy needs the namespace (Target.NS or Target.Dialer) to open its sockets in", ErrNotApplicable)
+		return devbulk.Mark(ErrNotApplicable, "the parallel strategy needs the namespace (Target.NS or Target.Dialer) to open its sockets in")
 	}
 	return nil
 }

@@ -164,7 +164,7 @@ func freeVNIs(existing []nlbatch.Link, count int, seed uint32) (uint32, error) {
 	}
 	base, err := devices.FreeVNIs(count, seed, used)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrConflict, err)
+		return 0, devbulk.Mark(ErrConflict, "%w", err)
 	}
 	return base, nil
 }
@@ -231,17 +231,17 @@ func chooseLowers(o CreateOptions, existing []nlbatch.Link) ([]devices.Lower, []
 		return out, lowers, nil
 	}
 	if len(o.Parents) < need {
-		return nil, nil, fmt.Errorf("%w: %d %s links need %d parents (%d per parent), got %d",
-			ErrConflict, o.Devices.Count, o.Kind.Name, need, o.Kind.PerLower, len(o.Parents))
+		return nil, nil, devbulk.Mark(ErrConflict, "%d %s links need %d parents (%d per parent), got %d",
+			o.Devices.Count, o.Kind.Name, need, o.Kind.PerLower, len(o.Parents))
 	}
 	var out []devices.Lower
 	for i, name := range o.Parents {
 		if slices.Contains(o.Parents[:i], name) {
-			return nil, nil, fmt.Errorf("%w: parent %s given twice", ErrConflict, name)
+			return nil, nil, devbulk.Mark(ErrConflict, "--parent %s given twice", name)
 		}
 		l, ok := findName(existing, name)
 		if !ok {
-			return nil, nil, fmt.Errorf("%w: parent %s does not exist in netns %s", ErrConflict, name, o.Netns)
+			return nil, nil, devbulk.Mark(ErrConflict, "--parent %s: no such device in netns %s", name, o.Netns)
 		}
 		out = append(out, devices.Lower{Index: l.Index, Name: l.Name})
 	}
@@ -257,7 +257,7 @@ func namesFree(existing []nlbatch.Link, groups ...[]devices.Link) error {
 		for _, l := range links {
 			for _, name := range []string{l.Name, l.Peer} {
 				if taken[name] {
-					return fmt.Errorf("%w: a device named %s already exists: choose another --prefix", ErrConflict, name)
+					return devbulk.Mark(ErrConflict, "a device named %s already exists: choose another --prefix", name)
 				}
 			}
 		}

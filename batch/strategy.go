@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
 )
@@ -162,6 +163,6 @@ func (d DeleteStrategy) impl() *strategy {
 		return s
 	}
 	return &strategy{applies: func(*devices.Kind, bool) error {
-		return fmt.Errorf("%w: unknown delete strategy %q", ErrNotApplicable, d)
+		return devbulk.Mark(ErrNotApplicable, "unknown delete strategy %q", d)
 	}}
 }

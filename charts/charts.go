@@ -89,6 +89,9 @@ func BenchMemory(r *bench.Report) (*plot.Plot, error) {
 		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
 	}
 	p.Y.Min = 0
+	if p.Y.Max <= p.Y.Min {
+		p.Y.Max = 1
+	}
 	return p, nil
 }
 
@@ -219,6 +222,9 @@ func createRate(r *netnsbench.Report) (*plot.Plot, error) {
 type plainTicks struct{}
 
 func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) { // every figure the same (all 0): gonum panics on an empty range
+		hi = lo + 1
+	}
 	ts := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ts {
 		if ts[i].Label != "" {

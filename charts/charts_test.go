@@ -178,6 +178,14 @@ func TestBenchMemory(t *testing.T) {
 	if _, err := BenchMemory(&bench.Report{Kind: "ifb", Runs: []bench.Cycle{{Count: 1, Create: batch.Phase{Name: "create", Devices: 1}}}}); err == nil {
 		t.Error("a bench without memory figures was drawn")
 	}
+	// Every figure 0 (counters that did not move at N=10): a chart with
+	// an axis, not gonum's panic on an empty range.
+	zero := &bench.Report{Header: devbulk.Header{Tool: "devbulk", Kernel: "k"}, Kind: "ifb", Runs: []bench.Cycle{create(10, 0, 0)}}
+	if p, err := BenchMemory(zero); err != nil {
+		t.Fatal(err)
+	} else if err := WriteSVG(io.Discard, p); err != nil {
+		t.Errorf("all-zero memory figures: %v", err)
+	}
 }
 
 // devbulk's --svg hands devbulk-plot its report marshalled to JSON, which

@@ -248,8 +248,11 @@ func warnings(errs []error) []string {
 // ParseThreshold reads a threshold such as "10%" or "10".
 func ParseThreshold(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || !(v >= 0 && v <= 1000) { // NaN too
-		return 0, fmt.Errorf("threshold %q out of range: 0%%..1000%%", s)
+	switch {
+	case err != nil || v != v: // NaN
+		return 0, fmt.Errorf("--threshold %q is not a percentage: give one such as 25%% (0%%..1000%%)", s)
+	case v < 0 || v > 1000:
+		return 0, fmt.Errorf("--threshold %q out of range: 0%%..1000%%", s)
 	}
 	return v, nil
 }

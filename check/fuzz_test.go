@@ -11,7 +11,7 @@ import (
 // known kind or netns scenario with counts in range, and it reads back the
 // same after encoding.
 func FuzzParseSuite(f *testing.F) {
-	f.Add(DefaultSuite())
+	f.Add(FullSuite())
 	f.Add([]byte(`{"name":"s","scenarios":[{"name":"a","bench":{"kind":"ifb","count":10,"delete":["group"]}}]}`))
 	f.Add([]byte(`{"name":"s","scenarios":[{"name":"a","netns":{"scenario":"churn","workers":2,"per_worker":3}}]} x`))
 	f.Fuzz(func(t *testing.T, b []byte) {

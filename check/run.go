@@ -50,11 +50,13 @@ func Run(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 	r.Meta.Label = o.Label
 	defer r.order(s)
 	var inVM []ScenarioSpec
+	left := newCountdown(PlanRun(s, o))
 	for _, sc := range s.Scenarios {
-		if (sc.VM || o.AllInVM) && !vm.IsGuest() && !o.Here {
+		if runsInVM(sc, o) {
 			inVM = append(inVM, sc)
 			continue
 		}
+		left.next(sc, o.Progress)
 		res := runHere(ctx, sc, o)
 		r.Scenarios = append(r.Scenarios, res)
 		if ctx.Err() != nil {
@@ -93,6 +95,12 @@ func Run(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 		r.Meta.Suite, r.Meta.Label = s.Name, o.Label
 	}
 	return r, nil
+}
+
+// runsInVM reports whether Run takes sc to the VM: a vm scenario, or any
+// in a cross-kernel check, unless it runs here (a fleet's guest, --here).
+func runsInVM(sc ScenarioSpec, o RunOptions) bool {
+	return (sc.VM || o.AllInVM) && !vm.IsGuest() && !o.Here
 }
 
 // order puts the scenarios in the suite's order (the VM's ran last).
@@ -200,7 +208,7 @@ func runInVM(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 	}
 	modules := netnsbench.GuestModules()
 	if o.Progress != nil {
-		o.Progress(fmt.Sprintf("booting %s for %d scenarios", o.VM.Describe(), len(s.Scenarios)))
+		o.Progress(fmt.Sprintf("booting %s for %d scenarios (about %s)", o.VM.Describe(), len(s.Scenarios), Rough(PlanRun(s, o).VMTime)))
 	}
 	var stdout, stderr bytes.Buffer
 	cfg := vm.Config{Kernel: o.VM, Modules: modules, Files: map[string][]byte{guestSuitePath: js}}

@@ -82,12 +82,36 @@ func (sc *ScenarioSpec) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-//go:embed default-suite.json
-var defaultSuite []byte
+var (
+	//go:embed quick-suite.json
+	quickSuite []byte
+	//go:embed full-suite.json
+	fullSuite []byte
+)
 
-// DefaultSuite is the suite devbulk ships: the focus kinds in the VM, the
-// host's kinds, and the netns scenarios.
-func DefaultSuite() []byte { return bytes.Clone(defaultSuite) }
+// QuickSuite is the suite `devbulk check` runs by default: kinds every
+// kernel devbulk supports has (ifb, veth) and the netns scenarios, on this
+// kernel, chosen for verdicts that hold from run to run, in under a minute
+// on the development machine.
+func QuickSuite() []byte { return bytes.Clone(quickSuite) }
+
+// FullSuite is devbulk's whole suite (check --vm, and what a fleet's guest
+// runs): the focus kinds in the VM, every kind of the host's, and the
+// netns scenarios.
+func FullSuite() []byte { return bytes.Clone(fullSuite) }
+
+// Own names devbulk's own suites, as their results' meta.suite does;
+// "default" is the full suite's name in results of devbulk before the
+// quick suite.
+func Own(name string) (full, ok bool) {
+	switch name {
+	case "quick":
+		return false, true
+	case "full", "default":
+		return true, true
+	}
+	return false, false
+}
 
 // ScenarioName reports whether s is a scenario's name: 1..64 of A-Z a-z
 // 0-9 _ - (it is a KTAP test name). A function, not a regular expression:
@@ -105,21 +129,43 @@ func ScenarioName(s string) bool {
 	return true
 }
 
+// maxSuiteBytes bounds what ParseSuite reads: a suite of every scenario
+// devbulk has is a few KiB.
+const maxSuiteBytes = 1 << 20
+
+// lineAt is the line of src at byte offset off, from 1.
+func lineAt(src []byte, off int64) int {
+	return bytes.Count(src[:min(max(off, 0), int64(len(src)))], []byte("\n")) + 1
+}
+
 // ParseSuite reads and checks a suite; errors name the scenario and the
 // valid range.
 func ParseSuite(r io.Reader) (*Suite, error) {
-	dec := json.NewDecoder(r)
+	src, err := io.ReadAll(io.LimitReader(r, maxSuiteBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(src) > maxSuiteBytes {
+		return nil, fmt.Errorf("suite: larger than %d KiB: not a suite", maxSuiteBytes>>10)
+	}
+	dec := json.NewDecoder(bytes.NewReader(src))
 	dec.DisallowUnknownFields()
 	var s Suite
 	if err := dec.Decode(&s); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, fmt.Errorf("suite: %s: want %s, got a JSON %s", te.Field, jsonType(te.Type.Kind()), te.Value)
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("suite: line %d: %s: want %s, got a JSON %s", lineAt(src, te.Offset), te.Field, jsonType(te.Type.Kind()), te.Value)
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("suite: line %d: %w", lineAt(src, se.Offset), err)
+		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			return nil, fmt.Errorf("suite: line %d: the JSON ends before the suite does", lineAt(src, int64(len(src))))
 		}
 		return nil, fmt.Errorf("suite: %w", err)
 	}
 	if dec.More() {
-		return nil, errors.New("suite: data after the suite's JSON object")
+		return nil, fmt.Errorf("suite: line %d: data after the suite's JSON object", lineAt(src, dec.InputOffset()))
 	}
 	if len(s.Scenarios) == 0 {
 		return nil, errors.New("suite: no scenarios")

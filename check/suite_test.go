@@ -7,7 +7,7 @@ import (
 )
 
 func TestDefaultSuiteParses(t *testing.T) {
-	s, err := ParseSuite(bytes.NewReader(DefaultSuite()))
+	s, err := ParseSuite(bytes.NewReader(FullSuite()))
 	if err != nil {
 		t.Fatal(err)
 	}

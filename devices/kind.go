@@ -82,9 +82,10 @@ func register(k *Kind) *Kind {
 	return k
 }
 
-// Lookup returns the factory of a kind, or an error that lists the valid ones.
+// Lookup returns the factory of a kind, named in any case (IFB is ifb),
+// or an error that lists the valid ones.
 func Lookup(name string) (*Kind, error) {
-	if k, ok := registry[name]; ok {
+	if k, ok := registry[strings.ToLower(name)]; ok {
 		return k, nil
 	}
 	return nil, fmt.Errorf("unknown kind %q (valid: %s)", name, strings.Join(Names(), ", "))

@@ -154,7 +154,7 @@ func readLog(b []byte) (*Run, error) {
 func readExport(b []byte) (*Run, error) {
 	var list []map[string]any
 	if err := yaml.Unmarshal(b, &list); err != nil {
-		return nil, fmt.Errorf("%w: neither a lava-run log nor a LAVA results export (%v)", ErrNotLAVA, firstLine(err))
+		return nil, fmt.Errorf("%w: neither a lava-run log nor a LAVA results export (%s)", ErrNotLAVA, yamlWhy(err, "a list of test cases"))
 	}
 	run := &Run{}
 	for _, m := range list {
@@ -239,7 +239,12 @@ func (r *Run) Document() (*check.Results, error) {
 	return doc, nil
 }
 
-func firstLine(err error) string {
-	l, _, _ := strings.Cut(err.Error(), "\n")
-	return l
+// yamlWhy says in one line why a file is not the YAML wanted: not of
+// want's shape (the library's text names Go types), or not YAML at all.
+func yamlWhy(err error, want string) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return "its YAML is not " + want
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
 }

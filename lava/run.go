@@ -60,7 +60,7 @@ func ReadJob(path string) (*JobFile, error) {
 		} `yaml:"actions"`
 	}
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w: %s", path, ErrNotDevbulk, firstLine(err))
+		return nil, fmt.Errorf("%s: %w: %s", path, ErrNotDevbulk, yamlWhy(err, "a LAVA job definition"))
 	}
 	if doc.Metadata["devbulk.version"] == "" || doc.DeviceType != "qemu" {
 		return nil, fmt.Errorf("%s: %w (no devbulk.version in its metadata, or not for device_type qemu)", path, ErrNotDevbulk)

@@ -8,11 +8,16 @@ import (
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk"
 )
 
-// ErrBad reports a --netns that names no network namespace devbulk
-// may work in (a usage error).
-var ErrBad = errors.New("bad --netns")
+// ErrBad reports a --netns (or move's --to) that names no network
+// namespace devbulk may work in (a usage error). Its errors say what is
+// wrong with the argument; the caller names the flag.
+var ErrBad = errors.New("bad namespace")
+
+func bad(format string, args ...any) error { return devbulk.Mark(ErrBad, format, args...) }
 
 // Dir is where `ip netns add` keeps named namespaces.
 const Dir = "/run/netns"
@@ -26,15 +31,15 @@ const CurrentName = "current"
 func Resolve(arg string) (path string, current bool, err error) {
 	switch {
 	case arg == "":
-		return "", false, fmt.Errorf("%w: --netns is required: a name from `ip netns list`, a path to a namespace file, or %q to work in devbulk's own namespace", ErrBad, CurrentName)
+		return "", false, bad("required: a name from `ip netns list`, a path to a namespace file, or %q to work in devbulk's own namespace", CurrentName)
 	case arg == CurrentName:
 		return "/proc/self/ns/net", true, nil
 	case strings.ContainsRune(arg, 0):
-		return "", false, fmt.Errorf("%w: --netns %q holds a NUL byte", ErrBad, arg)
+		return "", false, bad("%q holds a NUL byte", arg)
 	case strings.Contains(arg, "/"):
 		return filepath.Clean(arg), false, nil
 	case arg == "." || arg == ".." || len(arg) > 255:
-		return "", false, fmt.Errorf("%w: --netns %q is not a namespace name (names from `ip netns list` hold no slash and are not . or ..)", ErrBad, arg)
+		return "", false, bad("%q is not a namespace name (names from `ip netns list` hold no slash and are not . or ..)", arg)
 	}
 	return filepath.Join(Dir, arg), false, nil
 }
@@ -51,15 +56,15 @@ func Open(arg string) (netns.NsHandle, uint64, error) {
 	h, ino, err := OpenFile(path)
 	if err != nil {
 		if !strings.Contains(arg, "/") && errors.Is(err, unix.ENOENT) {
-			return netns.None(), 0, fmt.Errorf("%w: netns %q not found under %s (create it with `ip netns add %s`)", ErrBad, arg, Dir, arg)
+			return netns.None(), 0, bad("netns %q not found under %s (create it with `ip netns add %s`)", arg, Dir, arg)
 		}
-		return netns.None(), 0, fmt.Errorf("%w: --netns %s: %w", ErrBad, arg, err)
+		return netns.None(), 0, bad("%s: %w", arg, err)
 	}
 	if !current {
 		var self unix.Stat_t
 		if err := unix.Stat("/proc/self/ns/net", &self); err == nil && self.Ino == ino {
 			h.Close()
-			return netns.None(), 0, fmt.Errorf("%w: --netns %s is devbulk's own network namespace: say --netns %s to work there", ErrBad, arg, CurrentName)
+			return netns.None(), 0, bad("%s is devbulk's own network namespace: say %s to work there", arg, CurrentName)
 		}
 	}
 	return h, ino, nil

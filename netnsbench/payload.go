@@ -17,6 +17,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/namespace"
@@ -464,9 +465,9 @@ func (p Payload) Probe() error {
 			err := writeSysctl(kv[0], kv[1])
 			switch {
 			case errors.Is(err, os.ErrNotExist):
-				return fmt.Errorf("%w: payload item sysctl:%s=%s: this kernel has no %s in a network namespace", ErrBadPayload, kv[0], kv[1], kv[0])
+				return devbulk.Mark(ErrBadPayload, "payload item sysctl:%s=%s: this kernel has no %s in a network namespace", kv[0], kv[1], kv[0])
 			case err != nil:
-				return fmt.Errorf("%w: payload item sysctl:%s=%s: the kernel refuses the value %q: %w", ErrBadPayload, kv[0], kv[1], kv[1], err)
+				return devbulk.Mark(ErrBadPayload, "payload item sysctl:%s=%s: the kernel refuses the value %q: %w", kv[0], kv[1], kv[1], err)
 			}
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vishvananda/netns"
@@ -168,7 +169,7 @@ func (s *Store) choose(ns netns.NsHandle, ino uint64, prefix, kind string) ([]*R
 			if stale.of(r) {
 				rep.Stale = append(rep.Stale, r)
 			}
-		case (prefix == "" || r.Prefix == prefix) && (kind == "" || r.Kind == kind):
+		case (prefix == "" || r.Prefix == prefix) && (kind == "" || strings.EqualFold(r.Kind, kind)):
 			r.face(ino, cookie)
 			mine = append(mine, r)
 		default:

@@ -138,7 +138,7 @@ func (r *Record) movable(o MoveOptions, there []nlbatch.Link) error {
 		}
 	}
 	if len(taken) > 0 {
-		return fmt.Errorf("%w: netns %s already holds devices named as the run's links (%s): the kernel would refuse to move them there", batch.ErrConflict, o.To, strings.Join(taken, ", "))
+		return devbulk.Mark(batch.ErrConflict, "netns %s already holds devices named as the run's links (%s): the kernel would refuse to move them there", o.To, strings.Join(taken, ", "))
 	}
 	return nil
 }

@@ -222,8 +222,10 @@ func (r *Record) Validate() error {
 	if err := devices.ValidPrefix(r.Prefix); err != nil {
 		return err
 	}
-	if _, err := devices.Lookup(r.Kind); err != nil {
+	if k, err := devices.Lookup(r.Kind); err != nil {
 		return err
+	} else if k.Name != r.Kind { // the kernel's IFLA_INFO_KIND, compared as written
+		return fmt.Errorf("kind %q: devbulk writes %q", r.Kind, k.Name)
 	}
 	if r.Netns == "" || r.Inode == 0 {
 		return errors.New("no namespace")

@@ -22,6 +22,21 @@ const e2eSuite = `{"name": "e2e", "scenarios": [
 
 // scaleBaseline writes a copy of a saved baseline with every time scaled.
 func scaleBaseline(t *testing.T, from, to string, f float64) {
+	editResults(t, from, to, func(r *check.Results) {
+		for i := range r.Scenarios {
+			for j := range r.Scenarios[i].Lines {
+				for k, v := range r.Scenarios[i].Lines[j].Values {
+					if v.Unit == check.UnitNsPerOp {
+						r.Scenarios[i].Lines[j].Values[k].Value *= f
+					}
+				}
+			}
+		}
+	})
+}
+
+// editResults writes a copy of the results in from to to, changed by edit.
+func editResults(t *testing.T, from, to string, edit func(*check.Results)) {
 	t.Helper()
 	b, err := os.ReadFile(from)
 	if err != nil {
@@ -31,15 +46,7 @@ func scaleBaseline(t *testing.T, from, to string, f float64) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
-	for i := range r.Scenarios {
-		for j := range r.Scenarios[i].Lines {
-			for k, v := range r.Scenarios[i].Lines[j].Values {
-				if v.Unit == check.UnitNsPerOp {
-					r.Scenarios[i].Lines[j].Values[k].Value *= f
-				}
-			}
-		}
-	}
+	edit(&r)
 	if b, err = json.Marshal(r); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +141,8 @@ func TestCheckBadInput(t *testing.T) {
 	for args, want := range map[string]string{
 		"check --suite " + bad:                            "count 0 out of range: ifb takes 1..",
 		"check --suite /nonexistent":                      "no such file",
-		"check --threshold ten":                           `threshold "ten" out of range: 0%..1000%`,
+		"check --threshold ten":                           `--threshold "ten" is not a percentage: give one such as 25% (0%..1000%)`,
+		"check --threshold 2000%":                         `--threshold "2000%" out of range: 0%..1000%`,
 		"check --format xml":                              `--format "xml": valid are table, json, ktap, benchstat`,
 		"check --baseline " + notBase:                     "not a devbulk check results document",
 		"check --svg x.svg":                               "--svg draws the comparison",
@@ -145,7 +153,9 @@ func TestCheckBadInput(t *testing.T) {
 		"check --rounds 2":                                "--rounds interleaves the boots of several kernels",
 		"check --rounds 11 --vm-kernel a --vm-kernel b":   `--rounds "11" out of range: 1..10`,
 		"check --vm-kernel debian:7":                      `unknown Debian kernel "debian:7": valid are debian, debian:6.1, debian:6.12`,
-		"check --vm-kernel /nonexistent":                  "kernel image: stat /nonexistent",
+		"check --vm-kernel /nonexistent":                  "kernel image: open /nonexistent",
+		"check --vm-kernel /etc/passwd":                   "is not an x86 kernel image",
+		"check --vm-kernel debain":                        `unknown kernel "debain": valid are debian`,
 		"vm --kernel debian:6.2-rt -- kinds":              `unknown Debian kernel "debian:6.2-rt"`,
 		"vm --kernel debian --modules /tmp -- kinds":      "--modules goes with one --kernel PATH",
 		"plot " + notBase:                                 "not a devbulk result document",

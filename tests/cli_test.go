@@ -134,9 +134,9 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		{[]string{"create", "--netns", ns, "--kind", "nosuch", "--count", "10"}, "unknown kind \"nosuch\""},
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "10", "--strategy", "fast"}, "unknown create strategy"},
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "10", "--parent", "eth0"}, "--parent applies to kinds with a lower device"},
-		{[]string{"create", "--kind", "ifb", "--count", "10"}, "--netns is required"},
+		{[]string{"create", "--kind", "ifb", "--count", "10"}, "--netns: required: a name from `ip netns list`"},
 		{[]string{"create", "--netns", "nosuchns", "--kind", "ifb", "--count", "10"}, "not found under /run/netns"},
-		{[]string{"create", "--netns", ns, "--kind", "macvlan", "--count", "10", "--parent", "nosuchdev"}, "parent nosuchdev does not exist"},
+		{[]string{"create", "--netns", ns, "--kind", "macvlan", "--count", "10", "--parent", "nosuchdev"}, "--parent nosuchdev: no such device in netns"},
 		{[]string{"delete", "--netns", ns, "--strategy", "quick"}, "unknown delete strategy"},
 		{[]string{"delete", "--netns", ns, "--strategy", "parallel", "--workers", "0"}, "--workers \"0\" out of range: 1..64"},
 		{[]string{"delete", "--netns", ns, "--strategy", "netns"}, "netns needs a namespace devbulk made"},
@@ -166,12 +166,29 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		{[]string{"bench", "--kind", "nosuch"}, "unknown kind"},
 		{[]string{"bench", "--kind", "ifb", "--compare", "ifconfig"}, "the only comparison is iproute2"},
 		{[]string{"bench", "--no-such-flag"}, "flag provided but not defined"},
+		// Issue 40, item 6: every error one line, naming the flag or file.
+		{[]string{"lava", "job"}, "lava job needs --kernel SPEC and --artifacts DIR"},
+		{[]string{"lava", "job", "--kernel", "debian", "--artifacts", ""}, "(--artifacts is missing or empty)"},
+		{[]string{"lava"}, "lava takes a command: job, run"},
+		{[]string{"netns", "help", "nope"}, `unknown netns command "nope" (valid: churn, create, sequential)`},
+		{[]string{"move", "--netns", ns, "--to", "nosuchns"}, `--to: netns "nosuchns" not found`},
+		{[]string{"check", "--threshold", "abc"}, `--threshold "abc" is not a percentage`},
+		{[]string{"check", "--suite", "TRUNCATED"}, "TRUNCATED: line 2: the JSON ends before the suite does"},
+		{[]string{"check", "--baseline", "/nonexistent.json"}, "--baseline: open /nonexistent.json"},
+		{[]string{"check", "--results", "NOTRESULTS"}, "(its YAML is not a list of test cases)"},
+		{[]string{"rmmod", "--vlans", "0"}, `--vlans "0" out of range: 1..4094`},
+		{[]string{"vm", "--cpus", "x", "--", "kinds"}, `--cpus "x" is not a whole number: guest CPUs (1..64)`},
+		{[]string{"vm", "--timeout", "10", "--", "kinds"}, `--timeout "10" is not a duration`},
+		{[]string{"vm", "--kernel", "/etc/passwd", "--", "kinds"}, "is not an x86 kernel image"},
+		{[]string{"bench", "--kind", "ifb", "--repeat", "abc"}, `--repeat "abc" is not a whole number: give 1..100`},
 	}
 	dir := t.TempDir()
 	suites := map[string]string{
 		"REPEAT0":     `{"scenarios":[{"name":"a","repeat":0,"bench":{"kind":"ifb","count":10,"delete":["group"]}}]}`,
 		"STRINGCOUNT": `{"scenarios":[{"name":"a","bench":{"kind":"ifb","count":"10","delete":["group"]}}]}`,
 		"SUITE":       `{"scenarios":[{"name":"a","repeat":1,"bench":{"kind":"ifb","count":10,"delete":["group"]}}]}`,
+		"TRUNCATED":   "{\"scenarios\":[\n{\"name\":\"a\"",
+		"NOTRESULTS":  "hello: world\n",
 		"BADSYSCTL": `{"scenarios":[{"name":"a","repeat":1,"bench":{"kind":"ifb","count":10,"delete":["group"]}},` +
 			`{"name":"b","repeat":1,"netns":{"scenario":"churn","workers":1,"per_worker":5,"payload":"sysctl:net.ipv4.nosuch=1"}}]}`,
 	}
@@ -197,8 +214,11 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 			if !strings.Contains(r.stderr, c.want) {
 				t.Errorf("stderr %q does not say %q", r.stderr, c.want)
 			}
-			if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); lines > 0 && len(c.args) > 1 && c.args[1] != "--no-such-flag" {
+			if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); lines > 0 && (len(c.args) < 2 || c.args[1] != "--no-such-flag") {
 				t.Errorf("error takes %d lines, want one: %q", lines+1, r.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("bad input printed on stdout: %q", r.stdout)
 			}
 		})
 	}

@@ -144,7 +144,7 @@ func TestBenchMoveBadInput(t *testing.T) {
 		"--kind ifb --move serial --workers 3":        {2, "--workers applies to the parallel strategies only"},
 		"--kind bridge --move serial --delete group":  {4, "bridge links cannot leave their namespace"},
 		"--kind vlan --move serial --delete lower":    {2, "--move with --delete lower"},
-		"--kind macvlan --move group --delete group":  {2, "--move group: macvlan: strategy does not apply: the lower devices devbulk made share the run's group"},
+		"--kind macvlan --move group --delete group":  {2, "--move group: macvlan: the lower devices devbulk made share the run's group"},
 		"--kind veth --move serial --delete module":   {2, "--delete module after a move: the veth peers stay in the first namespace"},
 	} {
 		r := run(t, t.TempDir(), append([]string{"bench", "--count", "10"}, strings.Fields(args)...)...)

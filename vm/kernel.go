@@ -94,20 +94,17 @@ func (e badSpec) Unwrap() error      { return e.error }
 // an image, PATH[:MODULES_DIR]; ARGS are added to the guest's kernel
 // command line. Debian kernels are fetched into cacheDir (DebianKernel).
 func Find(spec, cacheDir string) (*Kernel, error) {
-	fields := strings.Fields(spec)
-	if len(fields) == 0 {
-		return nil, badSpec{errors.New("empty kernel specification")}
+	name, args, err := checkSpec(spec)
+	if err != nil {
+		return nil, err
 	}
-	name, args := fields[0], strings.Join(fields[1:], " ")
 	var k *Kernel
-	var err error
-	switch {
-	case name == "debian" || strings.HasPrefix(name, "debian:") || strings.HasPrefix(name, "linux-image-"):
+	if debianName(name) {
 		var image string
 		if image, err = DebianImage(name); err == nil {
 			k, err = DebianKernel(cacheDir, image)
 		}
-	default:
+	} else {
 		image, modules, _ := strings.Cut(name, ":")
 		if k, err = LocalKernel(image, modules); err != nil {
 			err = badSpec{err}
@@ -118,6 +115,45 @@ func Find(spec, cacheDir string) (*Kernel, error) {
 	}
 	k.Name, k.Append = name, args
 	return k, nil
+}
+
+// Check checks spec as Find would, fetching nothing: a Debian name devbulk
+// knows, a package's name, or a kernel image on disk (and its modules).
+func Check(spec string) error {
+	name, _, err := checkSpec(spec)
+	if err != nil || debianName(name) {
+		return err
+	}
+	image, modules, _ := strings.Cut(name, ":")
+	if _, err := LocalKernel(image, modules); err != nil {
+		return badSpec{err}
+	}
+	return nil
+}
+
+func debianName(name string) bool {
+	return name == "debian" || strings.HasPrefix(name, "debian:") || strings.HasPrefix(name, "linux-image-")
+}
+
+// checkSpec splits spec into the kernel's name and its command line, and
+// refuses a name that is neither Debian's nor a file.
+func checkSpec(spec string) (name, args string, err error) {
+	fields := strings.Fields(spec)
+	if len(fields) == 0 {
+		return "", "", badSpec{errors.New("empty kernel specification")}
+	}
+	name, args = fields[0], strings.Join(fields[1:], " ")
+	if debianName(name) {
+		if _, short := debianNames[name]; !short && !strings.HasPrefix(name, "linux-image-") {
+			return "", "", badSpec{fmt.Errorf("unknown Debian kernel %q: valid are debian, debian:6.1, debian:6.12, debian:6.1-rt, debian:6.12-rt, or a package name (linux-image-...)", name)}
+		}
+		return name, args, nil
+	}
+	image, _, _ := strings.Cut(name, ":")
+	if _, err := os.Stat(image); !strings.Contains(image, "/") && errors.Is(err, os.ErrNotExist) {
+		return "", "", badSpec{fmt.Errorf("unknown kernel %q: valid are debian, debian:6.1, debian:6.12, debian:6.1-rt, debian:6.12-rt, a package name (linux-image-...), or the path of a kernel image", name)}
+	}
+	return name, args, nil
 }
 
 // DebianImage resolves a Debian kernel's name — debian, debian:6.1,
@@ -233,7 +269,7 @@ func locate(root string) (*Kernel, error) {
 // and, optionally, its module directory (as made by make modules_install
 // INSTALL_MOD_PATH=..., the directory named after the release).
 func LocalKernel(vmlinuz, modules string) (*Kernel, error) {
-	if _, err := os.Stat(vmlinuz); err != nil {
+	if err := isImage(vmlinuz); err != nil {
 		return nil, fmt.Errorf("kernel image: %w", err)
 	}
 	k := &Kernel{Name: vmlinuz, Vmlinuz: vmlinuz}
@@ -244,6 +280,27 @@ func LocalKernel(vmlinuz, modules string) (*Kernel, error) {
 		k.Modules, k.Release = modules, filepath.Base(modules)
 	}
 	return k, nil
+}
+
+// isImage checks that path is an x86 kernel image: a regular file with
+// the boot protocol's "HdrS" at 0x202, as arch/x86/boot/bzImage and
+// /boot/vmlinuz-* have. qemu would boot anything else into a hang.
+func isImage(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return err
+	} else if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a file: want a kernel image such as arch/x86/boot/bzImage", path)
+	}
+	magic := make([]byte, 4)
+	if _, err := f.ReadAt(magic, 0x202); err != nil || string(magic) != "HdrS" {
+		return fmt.Errorf("%s is not an x86 kernel image (no boot header \"HdrS\" at 0x202): want arch/x86/boot/bzImage or /boot/vmlinuz-*", path)
+	}
+	return nil
 }
 
 // run runs a command in dir and returns its stdout; the error carries the

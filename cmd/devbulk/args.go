@@ -39,6 +39,9 @@ func commandLine(app *cli.App, args []string) ([]string, error) {
 		if sub == nil && args[i+1] != "help" && args[i+1] != "h" {
 			return nil, unknown(cmd.Name+" command", args[i+1], cmd.Subcommands)
 		}
+		if sub == nil && i+2 < len(args) && !strings.HasPrefix(args[i+2], "-") && cmd.Command(args[i+2]) == nil { // netns help nope
+			return nil, unknown(cmd.Name+" command", args[i+2], cmd.Subcommands)
+		}
 		if sub != nil {
 			i, cmd = i+1, sub
 		}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/devbulk/devbulk"
 
@@ -24,8 +26,11 @@ func checkCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "check",
 		Usage: "run a suite of scenarios, save it as a baseline, or compare it with one: exit 1 on a significant regression",
-		Description: "Without --suite, devbulk's own suite runs (see --print-suite): the focus kinds in a VM on Debian's kernel,\n" +
-			"the host's kinds and the netns scenarios here. Each benchmark is compared with the baseline by the\n" +
+		Description: "Without --suite, devbulk's quick suite runs (see --print-suite): ifb, veth and the netns scenarios on this\n" +
+			"kernel, in under a minute. --vm runs devbulk's full suite, whose focus kinds (dummy, vlan, ipip, gre) boot a VM on\n" +
+			"Debian's kernel (about 9 minutes under TCG); with --suite, a scenario marked vm runs only with --vm (else it is\n" +
+			"skipped, said as such). Before a run, devbulk says what will run and about how long it takes; while it runs, the\n" +
+			"time left. Each benchmark is compared with the baseline by the\n" +
 			"Mann-Whitney U test (benchstat's): a regression is slower with p < 0.05 and by more than --threshold.\n" +
 			"--vm-kernel A --vm-kernel B [...] (up to 8) runs the whole suite in the VM on each kernel configuration, one boot\n" +
 			"each, and compares each with A in one table, a column per configuration.\n" +
@@ -33,8 +38,9 @@ func checkCommand() *cli.Command {
 			"the results document, which check --results reads back from the job's log.\n" +
 			"Exit codes as kselftest: 0 pass, 1 a scenario failed or regressed, 4 nothing could run; 2 bad input.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` (JSON; default: devbulk's own)"},
-			&cli.BoolFlag{Name: "print-suite", Usage: "print devbulk's own suite, to start one of yours from, and exit"},
+			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` (JSON; default: devbulk's quick suite, or with --vm its full one)"},
+			&cli.BoolFlag{Name: "vm", Usage: "run the suite's vm scenarios in a VM on Debian's cloud kernel (one boot); without --suite, devbulk's full suite"},
+			&cli.BoolFlag{Name: "print-suite", Usage: "print the suite devbulk would run (quick, or with --vm full), to start one of yours from, and exit"},
 			&cli.StringFlag{Name: "save", Usage: "write the results to `FILE`, a baseline for later checks"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with the results in `FILE` (from --save)"},
 			&cli.StringSliceFlag{Name: "results", Usage: "print the results in `FILE` instead of running the suite: a run saved with --save, the log of a LAVA job " +
@@ -66,6 +72,7 @@ type checkArgs struct {
 	matrix    *check.Matrix  // --results: a saved matrix, or several results, printed
 	kernels   []*vm.Kernel
 	rounds    int
+	vm        bool // --vm: the vm scenarios boot Debian's kernel
 	opts      check.RunOptions
 }
 
@@ -74,7 +81,7 @@ func runCheck(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("print-suite") {
-		_, err := c.App.Writer.Write(check.DefaultSuite())
+		_, err := c.App.Writer.Write(ownSuite(c))
 		return err
 	}
 	a, err := checkArgsOf(c)
@@ -90,6 +97,7 @@ func runCheck(c *cli.Context) error {
 	if a.matrix != nil {
 		return printCheck(c, a, a.matrix, nil)
 	}
+	sayPlan(a)
 	if len(a.kernels) >= 2 {
 		m, runErr := check.RunMatrix(c.Context, a.suite, a.kernels, check.MatrixOptions{ThresholdPct: a.threshold, Rounds: a.rounds}, a.opts)
 		if m == nil {
@@ -98,6 +106,27 @@ func runCheck(c *cli.Context) error {
 		return printCheck(c, a, m, runErr)
 	}
 	return runOneKernel(c, a)
+}
+
+// sayPlan says, before a run of more than a few seconds, what will run and
+// about how long it takes (where progress is shown).
+func sayPlan(a *checkArgs) {
+	if a.opts.Progress == nil {
+		return
+	}
+	switch len(a.kernels) {
+	case 0, 1:
+		o := a.opts
+		if len(a.kernels) == 1 {
+			o.VM, o.AllInVM = a.kernels[0], true
+		}
+		if p := check.PlanRun(a.suite, o); p.Total() > 5*time.Second {
+			a.opts.Progress(p.Say(a.suite.Name))
+		}
+	default:
+		a.opts.Progress(fmt.Sprintf("the %s suite on %d kernel configurations, %d boots each: about %s",
+			a.suite.Name, len(a.kernels), a.rounds, check.Rough(check.EstimateMatrix(a.suite, len(a.kernels), a.rounds))))
+	}
 }
 
 // runOneKernel runs the suite on one kernel (this one, or a's only VM
@@ -128,10 +157,13 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	if a.threshold, err = check.ParseThreshold(c.String("threshold")); err != nil {
 		return nil, usage(err)
 	}
-	if _, a.suite, err = readSuite(c); err != nil {
+	if _, a.suite, err = readSuite(c, ownSuite(c)); err != nil {
 		return nil, err
 	}
 	if a.base, err = readResults(c, "baseline"); err != nil {
+		return nil, err
+	}
+	if err := a.sameSuite(c); err != nil {
 		return nil, err
 	}
 	if a.rounds, err = intFlag(c, "rounds", 1, 10); err != nil {
@@ -146,6 +178,7 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	if err := a.readKernels(c); err != nil {
 		return nil, err
 	}
+	a.vm = c.Bool("vm")
 	a.opts = check.RunOptions{Progress: progress(c), Counter: counter(c), MountDir: mountDir(), Here: c.Bool("here"), Label: c.String("label")}
 	if len(a.kernels) > 0 {
 		return a, nil
@@ -164,11 +197,31 @@ func (a *checkArgs) here() error {
 	}
 	if a.suite.NeedsVM() && !vm.IsGuest() && !a.opts.Here {
 		var err error
-		if a.opts.VM, err = checkVM("debian"); err != nil {
+		if !a.vm {
+			a.opts.VMUnavailable = "a vm scenario: --vm boots a VM for it"
+		} else if a.opts.VM, err = checkVM("debian"); err != nil {
 			a.opts.VMUnavailable = "needs the VM: " + err.Error()
 		}
 	}
 	return nil
+}
+
+// sameSuite refuses a baseline made with another suite than the one that
+// would run: every scenario of it missing now would fail the check.
+func (a *checkArgs) sameSuite(c *cli.Context) error {
+	if a.base == nil || c.String("suite") != "" || len(c.StringSlice("results")) > 0 || a.base.Meta.Suite == a.suite.Name {
+		return nil
+	}
+	full, own := check.Own(a.base.Meta.Suite)
+	if nowFull, _ := check.Own(a.suite.Name); own && full == nowFull {
+		return nil // "default": the full suite, as devbulk before the quick one named it
+	}
+	if own && full {
+		return usagef("--baseline %s was made with devbulk's full suite: give --vm too (about 9 min here), or save a quick baseline with check --save", c.String("baseline"))
+	} else if own {
+		return usagef("--baseline %s was made with devbulk's quick suite: leave out --vm, or save a full baseline with check --vm --save", c.String("baseline"))
+	}
+	return usagef("--baseline %s was made with the suite %q: give that suite with --suite", c.String("baseline"), a.base.Meta.Suite)
 }
 
 // readKernels reads --vm-kernel, with the flags that depend on how many
@@ -178,8 +231,10 @@ func (a *checkArgs) readKernels(c *cli.Context) error {
 	switch {
 	case a.rounds > 1 && len(specs) < 2:
 		return usagef("--rounds interleaves the boots of several kernels: give two or more --vm-kernel")
-	case c.Bool("here") && len(specs) > 0:
-		return usagef("--here runs every scenario on this kernel: it goes with no --vm-kernel")
+	case c.Bool("here") && (len(specs) > 0 || c.Bool("vm")):
+		return usagef("--here runs every scenario on this kernel: it goes with neither --vm-kernel nor --vm")
+	case c.Bool("vm") && len(specs) > 0:
+		return usagef("--vm boots Debian's kernel for the vm scenarios, --vm-kernel runs every scenario on the kernels it names: choose one")
 	case a.format == "lava" && len(specs) >= 2:
 		return usagef("--format lava reports one kernel's check: give at most one --vm-kernel")
 	case len(specs) > check.MaxKernels:
@@ -222,19 +277,30 @@ func printCheck(c *cli.Context, a *checkArgs, o outcome, runErr error) error {
 	return firstSaying(checkStatus(o.ExitCode()), writeSVG(c, o))
 }
 
-// readSuite reads the suite --suite names, else devbulk's own: its
+// ownSuite is devbulk's own suite for check's command line: the full one
+// where the vm scenarios run (--vm, --here, --vm-kernel), else the quick
+// one.
+func ownSuite(c *cli.Context) []byte {
+	if c.Bool("vm") || c.Bool("here") || len(c.StringSlice("vm-kernel")) > 0 {
+		return check.FullSuite()
+	}
+	return check.QuickSuite()
+}
+
+// readSuite reads the suite --suite names, else own (devbulk's): its
 // document as written, and parsed (a usage error when it is not a suite).
-func readSuite(c *cli.Context) ([]byte, *check.Suite, error) {
-	src := check.DefaultSuite()
-	if path := c.String("suite"); path != "" {
+func readSuite(c *cli.Context, own []byte) ([]byte, *check.Suite, error) {
+	src := own
+	path := c.String("suite")
+	if path != "" {
 		var err error
 		if src, err = os.ReadFile(path); err != nil {
-			return nil, nil, usage(err)
+			return nil, nil, usagef("--suite: %w", err)
 		}
 	}
 	s, err := check.ParseSuite(bytes.NewReader(src))
 	if err != nil {
-		return nil, nil, usage(err)
+		return nil, nil, usagef("--suite %s: %s", path, strings.TrimPrefix(err.Error(), "suite: "))
 	}
 	return src, s, nil
 }
@@ -244,8 +310,8 @@ func readSuite(c *cli.Context) ([]byte, *check.Suite, error) {
 // LAVA job's), to print or compare with the baseline; or several runs, a
 // matrix compared with the first.
 func (a *checkArgs) readSaved(c *cli.Context, paths []string) error {
-	if len(c.StringSlice("vm-kernel")) > 0 || c.String("save") != "" || c.Bool("here") || c.String("label") != "" || a.format == "lava" || a.rounds > 1 {
-		return usagef("--results prints results already made: it goes with neither --vm-kernel, --save, --here, --label, --rounds nor --format lava")
+	if len(c.StringSlice("vm-kernel")) > 0 || c.Bool("vm") || c.String("save") != "" || c.Bool("here") || c.String("label") != "" || a.format == "lava" || a.rounds > 1 {
+		return usagef("--results prints results already made: it goes with neither --vm-kernel, --vm, --save, --here, --label, --rounds nor --format lava")
 	}
 	if len(paths) > check.MaxKernels {
 		return usagef("--results: at most %d runs in a matrix", check.MaxKernels)
@@ -312,12 +378,12 @@ func (a *checkArgs) readSavedFile(path string, n int) (*check.Results, string, e
 func readResultsFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, usage(err)
+		return nil, usagef("--results: %w", err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxResultsFile+1))
 	if err != nil {
-		return nil, usage(err)
+		return nil, usagef("--results: %w", err)
 	}
 	if len(b) > maxResultsFile {
 		return nil, usagef("--results %s: larger than %d MiB: not a log or results devbulk reads", path, maxResultsFile>>20)
@@ -353,28 +419,24 @@ func readResults(c *cli.Context, flag string) (*check.Results, error) {
 	if path == "" {
 		return nil, nil
 	}
-	r, readErr, err := readDoc(path, check.ReadResults)
-	if readErr != nil {
-		return nil, usagef("--%s %s: %v", flag, path, readErr)
-	}
-	return r, err
-}
-
-// readDoc reads the document at path with read: readErr is read's, err a
-// file that cannot be opened (a usage error).
-func readDoc[T any](path string, read func(io.Reader) (T, error)) (doc T, readErr, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return doc, nil, usage(err)
+		return nil, usagef("--%s: %w", flag, err)
 	}
 	defer f.Close()
-	doc, readErr = read(f)
-	return doc, readErr, nil
+	r, err := check.ReadResults(f)
+	if err != nil {
+		return nil, usagef("--%s %s: %v", flag, path, err)
+	}
+	return r, nil
 }
 
 // checkVM finds the VM kernel for spec (see vm.Find): an error that says
 // qemu is missing (exit 4), or that the kernel is not there (exit 2).
 func checkVM(spec string) (*vm.Kernel, error) {
+	if err := vm.Check(spec); err != nil { // a bad spec is said before a missing qemu
+		return nil, usage(err)
+	}
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		return nil, vm.ErrNoQemu
 	}

@@ -57,7 +57,10 @@ func support(kinds ...*devices.Kind) (map[string]bool, []devices.Support, error)
 // gets the same message as an out-of-range one: the valid range.
 func intFlag(c *cli.Context, name string, lo, hi int) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(c.String(name)))
-	if err != nil || n < lo || n > hi {
+	switch {
+	case err != nil:
+		return 0, usagef("--%s %q is not a whole number: give %d..%d", name, c.String(name), lo, hi)
+	case n < lo || n > hi:
 		return 0, usagef("--%s %q out of range: %d..%d", name, c.String(name), lo, hi)
 	}
 	return n, nil
@@ -84,7 +87,7 @@ func targetNetns(c *cli.Context) (netns.NsHandle, uint64, error) {
 // one that names none is bad input.
 func openNetns(c *cli.Context, flag string) (netns.NsHandle, uint64, error) {
 	h, ino, err := namespace.Open(c.String(flag))
-	if err != nil && flag != "netns" {
+	if err != nil {
 		err = fmt.Errorf("--%s: %w", flag, err)
 	}
 	if errors.Is(err, namespace.ErrBad) {

@@ -52,9 +52,9 @@ func counts(s string, k *devices.Kind) ([]int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		switch {
 		case err != nil:
-			return nil, usagef("count %q is not a whole number: %s takes 1..%d", f, k.Name, k.MaxCount)
+			return nil, usagef("--count %q is not a whole number: %s takes 1..%d", f, k.Name, k.MaxCount)
 		case n <= 0 || n > k.MaxCount:
-			return nil, usagef("count %q out of range: %s takes 1..%d", f, k.Name, k.MaxCount)
+			return nil, usagef("--count %q out of range: %s takes 1..%d", f, k.Name, k.MaxCount)
 		case slices.Contains(out, n):
 			return nil, usagef("--count %s gives %d twice", s, n)
 		}

@@ -33,12 +33,12 @@ func lavaJobCommand() *cli.Command {
 		Name:  "job",
 		Usage: "write a LAVA job's artifacts into --artifacts DIR and print the job definition (YAML)",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "kernel", Required: true, Usage: "the kernel configuration `SPEC` the job boots, 'K [ARGS]': K is debian (debian:6.1), debian:6.12, " +
+			&cli.StringFlag{Name: "kernel", Usage: "required: the kernel configuration `SPEC` the job boots, 'K [ARGS]': K is debian (debian:6.1), debian:6.12, " +
 				"debian:6.1-rt, debian:6.12-rt, a Debian package (linux-image-...) or PATH[:MODULES_DIR]; ARGS go on its command line"},
-			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` (default: devbulk's own)"},
+			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` (default: devbulk's full suite, every scenario on the kernel under test)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with the results in `FILE` (check --save, or check --results LOG --format json)"},
 			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest slowdown of a median that fails a case (0%..1000%)"},
-			&cli.StringFlag{Name: "artifacts", Required: true, Usage: "the `DIR` the job deploys from: vmlinuz and ramdisk.cpio.gz are written there"},
+			&cli.StringFlag{Name: "artifacts", Usage: "required: the `DIR` the job deploys from: vmlinuz and ramdisk.cpio.gz are written there"},
 			&cli.StringFlag{Name: "url-base", Usage: "the `URL` where a fleet serves DIR (https://...; default file://DIR)"},
 			&cli.StringFlag{Name: "mem", Value: "1024", Usage: "guest memory the job asks for, in `MiB` (256..65536)"},
 			quietFlag,
@@ -51,6 +51,13 @@ func lavaJob(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
+	// Checked here, not by the CLI library, which prints the help on
+	// stdout (where `> job.yaml` sends it) and exits 1.
+	for _, f := range []string{"kernel", "artifacts"} {
+		if strings.TrimSpace(c.String(f)) == "" {
+			return usagef("lava job needs --kernel SPEC and --artifacts DIR (--%s is missing or empty)", f)
+		}
+	}
 	threshold, err := check.ParseThreshold(c.String("threshold"))
 	if err != nil {
 		return usage(err)
@@ -59,7 +66,7 @@ func lavaJob(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	suiteJSON, suite, err := readSuite(c)
+	suiteJSON, suite, err := readSuite(c, check.FullSuite()) // the guest is the kernel under test
 	if err != nil {
 		return err
 	}

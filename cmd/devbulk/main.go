@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -53,12 +55,11 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			kindsCommand(), benchCommand(), createCommand(), runsCommand(), moveCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(), checkCommand(), lavaCommand(), plotCommand(),
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(longFlags(err)) },
-		// No command is a usage error: the help goes to stderr.
+		OnUsageError: func(c *cli.Context, err error, _ bool) error { return usage(badValue(c, longFlags(err))) },
+		// No command is a usage error, one line that names them.
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() == 0 {
-				cli.HelpPrinter(c.App.ErrWriter, cli.AppHelpTemplate, c.App)
-				return usagef("give a command (see above)")
+				return usagef("give a command: %s (devbulk --help says what each does)", commandNames(c.App.Commands))
 			}
 			return nil
 		},
@@ -107,10 +108,20 @@ func (e *exitError) Unwrap() error { return e.err }
 func usage(err error) error { return &exitError{exitUsage, err} }
 
 // needSubcommand is the action of a command that is only its subcommands
-// (netns): none given is a usage error, the help on stderr.
+// (netns, lava): none given is a usage error, one line that names them.
 func needSubcommand(c *cli.Context) error {
-	cli.HelpPrinter(c.App.ErrWriter, cli.SubcommandHelpTemplate, c.Command)
-	return usagef("%s takes a command (see above)", c.Command.Name)
+	return usagef("%s takes a command: %s (devbulk %s --help says what each does)", c.Command.Name, commandNames(c.Command.Subcommands), c.Command.Name)
+}
+
+// commandNames lists commands for an error line, without help's own.
+func commandNames(cmds []*cli.Command) string {
+	var names []string
+	for _, c := range cmds {
+		if c.Name != "help" {
+			names = append(names, c.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // goFlag is a flag as Go's flag package names it in its errors (-json).
@@ -120,6 +131,33 @@ var goFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(
 // (--json, not -json); one-letter flags keep one dash.
 func longFlags(err error) error {
 	return errors.New(goFlag().ReplaceAllString(err.Error(), "$1--$2"))
+}
+
+// badParse is the CLI library's error for a value it cannot parse.
+var badParse = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid value "(.*)" for flag --([A-Za-z0-9-]+): parse error$`)
+})
+
+// badValue says what a flag's value should have been, where the CLI
+// library says only "parse error": a whole number and the range its usage
+// gives, or a duration with its unit.
+func badValue(c *cli.Context, err error) error {
+	m := badParse().FindStringSubmatch(err.Error())
+	if m == nil || c == nil || c.Command == nil {
+		return err
+	}
+	for _, f := range c.Command.Flags {
+		if !slices.Contains(f.Names(), m[2]) {
+			continue
+		}
+		switch f := f.(type) {
+		case *cli.IntFlag:
+			return fmt.Errorf("--%s %q is not a whole number: %s", m[2], m[1], f.Usage)
+		case *cli.DurationFlag:
+			return fmt.Errorf("--%s %q is not a duration: give one with its unit, such as 90s or 30m", m[2], m[1])
+		}
+	}
+	return err
 }
 
 func usagef(format string, args ...any) error { return usage(fmt.Errorf(format, args...)) }

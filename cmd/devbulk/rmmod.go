@@ -50,23 +50,21 @@ func rmmodOptionsOf(c *cli.Context) (bench.Options, error) {
 	if o.Repeat, err = intFlag(c, "repeat", 1, 100); err != nil {
 		return o, err
 	}
-	count := c.String("count")
 	if c.String("vlans") != "" {
-		o.Kind, o.Lower, o.UnloadLower = devices.Vlan, k, true
-		o.Deletes = []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteLower, batch.DeleteSerial}
-		count = c.String("vlans")
 		if c.IsSet("count") {
 			return o, usagef("--count and --vlans: give one")
 		}
+		o.Kind, o.Lower, o.UnloadLower = devices.Vlan, k, true
+		o.Deletes = []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteLower, batch.DeleteSerial}
+		n, err := intFlag(c, "vlans", 1, devices.MaxVlanID) // they sit on one lower device
+		o.Counts = []int{n}
+		return o, err
 	}
-	if o.Counts, err = counts(count, o.Kind); err != nil {
+	if o.Counts, err = counts(c.String("count"), o.Kind); err != nil {
 		return o, err
 	}
 	if len(o.Counts) != 1 {
-		return o, usagef("rmmod takes one count, got %q", count)
-	}
-	if o.UnloadLower && o.Counts[0] > devices.MaxVlanID {
-		return o, usagef("--vlans %d out of range: 1..%d (the vlans sit on one %s)", o.Counts[0], devices.MaxVlanID, k.Name)
+		return o, usagef("rmmod takes one --count, got %q", c.String("count"))
 	}
 	return o, nil
 }
