@@ -123,7 +123,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			for _, m := range moves {
 				for _, d := range deletes {
 					c := Cycle{Count: n, Repeat: rep, IPFirst: ipFirst}
-					if err := twin(ctx, o, &c, cycleOf{m, d}, ipFirst); err != nil {
+					if err := twin(ctx, o, &c, cycleOf{m, d}, ipFirst); errors.Is(err, context.Canceled) {
+						return r, fmt.Errorf("N=%d %s, repeat %d (its throwaway namespace released with what it held; %d cycles done): %w", n, cycleOf{m, d}, rep, len(r.Runs), err)
+					} else if err != nil {
 						return r, fmt.Errorf("N=%d %s, repeat %d: %w", n, cycleOf{m, d}, rep, err)
 					}
 					r.Runs = append(r.Runs, c)

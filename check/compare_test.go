@@ -296,3 +296,19 @@ func TestBenchstat(t *testing.T) {
 		t.Errorf("benchstat -col kernel did not put the two kernels side by side:\n%s", out)
 	}
 }
+
+// Three repetitions give no 95% interval of a median: the table says so in
+// words, not "±∞" (issue 40, item 5).
+func TestCellWithTooFewRepeats(t *testing.T) {
+	for _, c := range []struct {
+		s    *Summary
+		want string
+	}{
+		{nil, "-"},
+		{&Summary{Median: 2e6, N: 3}, "2ms (3: too few for an interval)"},
+	} {
+		if got := cell(c.s); got != c.want {
+			t.Errorf("cell(%+v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}

@@ -56,7 +56,7 @@ func cell(s *Summary) string {
 	if r, ok := s.Range(); ok {
 		return fmt.Sprintf("%s ±%.0f%% (%d)", result.FormatNS(int64(s.Median)), r, s.N)
 	}
-	return fmt.Sprintf("%s ±∞ (%d)", result.FormatNS(int64(s.Median)), s.N)
+	return fmt.Sprintf("%s (%d: too few for an interval)", result.FormatNS(int64(s.Median)), s.N)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

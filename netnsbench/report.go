@@ -16,7 +16,7 @@ import (
 func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "devbulk %s  %s  netns %s\n\n", r.Version, r.Machine(), r.Scenario)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "round\tmode\tworkers\tper worker\tpayload\tcreate\tnetns/s\tsetup p50\tp99\tmax\tuser\tsys\tCPU %\town/kernel %\trelease\tdrain\tpeak backlog\tpeak slab\t")
+	fmt.Fprintln(tw, "round\tmode\tworkers\tper worker\tpayload\tcreate\tnetns/s\tsetup p50\tp99\tmax\tuser\tsys\tdevbulk CPU %\tuser/kernel %\trelease\tdrain\tpeak backlog\tpeak slab\t")
 	for _, run := range r.Runs {
 		drain := "unknown"
 		if run.DrainMethod != "" {
@@ -38,6 +38,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w, "mode: direct = devbulk unshares each namespace itself; exec = each is an `unshare -n sh -c` process (--compare exec)")
+	fmt.Fprintln(w, "devbulk CPU % = devbulk's user+sys time over the create's wall time (100 for each CPU kept busy all along);")
+	fmt.Fprintln(w, "user/kernel % = devbulk's user time over every CPU's kernel time (/proc/stat) during the create: the share of the work that is devbulk's own")
 	for _, run := range r.Runs {
 		switch {
 		case !run.Interrupted:
@@ -74,7 +77,6 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return nil
 	}
 	fmt.Fprintln(w, "\nsetup = each namespace's unshare and payload (create: and its bind mount; exec mode: its whole unshare -n sh -c process), nearest-rank percentiles over the run's namespaces")
-	fmt.Fprintln(w, "CPU % = (user+sys)/create; own/kernel % = devbulk's user time / all CPUs' kernel time (/proc/stat) during create")
 	_, err := fmt.Fprintf(w, "\ndrain = from the last release until %s\n", DrainMethod)
 	return err
 }

@@ -32,7 +32,9 @@ func TestCompareModes(t *testing.T) {
 	if err := r.WriteTable(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"exec churn: 5× slower than direct (95% CI ", "exec drain: no significant difference from direct"} {
+	for _, want := range []string{"exec churn: 5× slower than direct (95% CI ", "exec drain: no significant difference from direct",
+		// every column a reader cannot read by its name is said in words (issue 40, item 5)
+		"mode: direct = devbulk unshares", "devbulk CPU % = ", "user/kernel % = "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}

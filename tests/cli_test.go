@@ -446,6 +446,11 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 			if args[0] == "bench" && stdout.Len() > 0 {
 				t.Errorf("an interrupted bench printed a result: %q", stdout.String())
 			}
+			// Issue 40, item 5: "interrupted" and where, never Go's words.
+			if errOut := cmd.Stderr.(*strings.Builder).String(); strings.Contains(errOut, "context canceled") ||
+				args[0] == "bench" && !strings.Contains(errOut, "devbulk: interrupted during N=3000 serial delete, repeat 1 (its throwaway namespace released") {
+				t.Errorf("an interrupted %s said %q", args[0], errOut)
+			}
 		})
 	}
 }

@@ -171,8 +171,9 @@ func exitCode(ctx context.Context, err error) int {
 	clearProgress()
 	switch {
 	case errors.Is(err, errSilent):
-	case err.Error() == context.Canceled.Error():
-		fmt.Fprintln(os.Stderr, "devbulk: interrupted")
+	case errors.Is(err, context.Canceled), strings.HasSuffix(err.Error(), context.Canceled.Error()): // "interrupted", and where, not Go's "context canceled"
+		where := strings.TrimSuffix(strings.TrimSuffix(err.Error(), context.Canceled.Error()), ": ")
+		fmt.Fprintln(os.Stderr, "devbulk: interrupted"+optional(" during ", where))
 	default:
 		fmt.Fprintf(os.Stderr, "devbulk: %v\n", err)
 	}
