@@ -139,7 +139,7 @@ func phaseCells(c Cycle, p, ip *batch.Phase, has columns) []string {
 	}
 	if has.mem {
 		mem := "-"
-		if p.KernelMem != nil {
+		if p.KernelMem != nil && p.KernelMem.Withheld == "" {
 			mem = fmt.Sprintf("%.1f", p.KernelMem.PerDeviceKiB)
 		}
 		cells = append(cells, mem)
@@ -168,8 +168,7 @@ func (r *Report) notes() []string {
 				notes = append(notes, fmt.Sprintf("N=%d %s %s: %s", c.Count, p.Name, p.Strategy, rcuLine(p)))
 			}
 			if m := p.KernelMem; m != nil {
-				notes = append(notes, fmt.Sprintf("N=%d %s: kernel memory %+d KiB (slab %+d reclaimable, %+d unreclaimable; percpu %+d; vmalloc %+d), %.1f KiB per device; MemAvailable %+d KiB (/proc/meminfo, the whole machine's)",
-					c.Count, p.Name, m.SlabReclaimableKiB+m.SlabUnreclaimableKiB+m.PercpuKiB+m.VmallocKiB, m.SlabReclaimableKiB, m.SlabUnreclaimableKiB, m.PercpuKiB, m.VmallocKiB, m.PerDeviceKiB, m.MemAvailableKiB))
+				notes = append(notes, kmemNote(c.Count, p.Name, m))
 			}
 			if p.DrainMethod != "" {
 				notes = append(notes, fmt.Sprintf("N=%d netns: release returned after %s; kernel finished after %s", c.Count, result.FormatNS(p.ReleaseNS), result.FormatNS(p.DrainNS)))
@@ -204,4 +203,15 @@ func rcuLine(p *batch.Phase) string {
 		parts = append(parts, s+")")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// kmemNote is the line under the table on what a phase cost the kernel in
+// memory, and its figure per device or why there is none.
+func kmemNote(n int, phase string, m *batch.KernelMem) string {
+	per := fmt.Sprintf("%.1f KiB per device", m.PerDeviceKiB)
+	if m.Withheld != "" {
+		per = "no figure per device: " + m.Withheld
+	}
+	return fmt.Sprintf("N=%d %s: kernel memory %+d KiB by %s (meminfo: slab %+d reclaimable, %+d unreclaimable; percpu %+d; vmalloc %+d), %s; MemAvailable %+d KiB (the whole machine's counters)",
+		n, phase, m.DevicesKiB, m.Method, m.SlabReclaimableKiB, m.SlabUnreclaimableKiB, m.PercpuKiB, m.VmallocKiB, per, m.MemAvailableKiB)
 }

@@ -98,7 +98,7 @@ func BenchMemory(r *bench.Report) (*plot.Plot, error) {
 // kmemOf is f of the phase's kernel memory, when it is a create phase that
 // has one.
 func kmemOf(ph *batch.Phase, f func(*batch.KernelMem) float64) (float64, bool) {
-	if ph.KernelMem == nil || ph.Name != "create" {
+	if ph.KernelMem == nil || ph.KernelMem.Withheld != "" || ph.Name != "create" {
 		return 0, false
 	}
 	return f(ph.KernelMem), true

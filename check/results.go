@@ -140,7 +140,7 @@ func BenchLines(r *bench.Report) []Line {
 			}
 			name := fmt.Sprintf("%s/kind=%s/strategy=%s/n=%d", title(p.Name), kind, nameValue(strategy), c.Count)
 			values := []Value{{float64(p.WallNS) / float64(p.Devices), UnitNsPerOp}, {p.DevicesPerSec, UnitDevPerSec}}
-			if p.KernelMem != nil {
+			if p.KernelMem != nil && p.KernelMem.Withheld == "" {
 				values = append(values, Value{p.KernelMem.PerDeviceKiB, UnitKernelKiB})
 			}
 			out = append(out, Line{Name: name, Iters: p.Devices, Values: values})

@@ -549,8 +549,14 @@ func TestBenchKernelMemory(t *testing.T) {
 	needKind(t, "ifb")
 	rep := benchJSON(t, "--kind", "ifb", "--count", "1000", "--delete", "group")
 	m := rep.Runs[0].Create.KernelMem
-	if m == nil || m.PerDeviceKiB <= 0 || m.SlabReclaimableKiB+m.SlabUnreclaimableKiB <= 0 || rep.Runs[0].Delete.KernelMem != nil {
+	if m == nil || m.Method != batch.MethodObjects || rep.Runs[0].Delete.KernelMem != nil {
 		t.Fatalf("kernel memory: create %+v, delete %+v", m, rep.Runs[0].Delete.KernelMem)
+	}
+	if m.Withheld != "" && strings.Contains(m.Withheld, "other activity") { // tests of other packages ran beside it
+		t.Skipf("1000 ifb: %s", m.Withheld)
+	}
+	if m.PerDeviceKiB <= 0 || m.Withheld != "" || m.SlabReclaimableKiB+m.SlabUnreclaimableKiB <= 0 {
+		t.Fatalf("kernel memory of 1000 ifb: %+v", m)
 	}
 	t.Logf("1000 ifb: %.1f KiB per device (%+v)", m.PerDeviceKiB, *m)
 	lines := check.BenchLines(&rep)
@@ -558,7 +564,7 @@ func TestBenchKernelMemory(t *testing.T) {
 		t.Errorf("the create line has no %s: %+v", check.UnitKernelKiB, lines[0])
 	}
 	table := run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "1000", "--delete", "group")
-	if !strings.Contains(table.stdout, "kernel KiB/dev") || !strings.Contains(table.stdout, "KiB per device; MemAvailable") {
+	if !strings.Contains(table.stdout, "kernel KiB/dev") || !strings.Contains(table.stdout, "KiB per device; MemAvailable") && !strings.Contains(table.stdout, "other activity on the machine") {
 		t.Errorf("the table says nothing of the kernel's memory:\n%s", table.stdout)
 	}
 }
@@ -577,7 +583,7 @@ func TestScaleCurve(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, c := range rep.Runs {
-		if c.Create.MsPerDevice <= 0 || c.Delete.MsPerDevice <= 0 || c.Create.KernelMem == nil || c.Create.KernelMem.PerDeviceKiB <= 0 {
+		if m := c.Create.KernelMem; c.Create.MsPerDevice <= 0 || c.Delete.MsPerDevice <= 0 || m == nil || m.PerDeviceKiB <= 0 && !strings.Contains(m.Withheld, "other activity") {
 			t.Errorf("N=%d %s: create %.3f ms/dev, delete %.3f ms/dev, kernel memory %+v", c.Count, c.Delete.Strategy,
 				c.Create.MsPerDevice, c.Delete.MsPerDevice, c.Create.KernelMem)
 		}
