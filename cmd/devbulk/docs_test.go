@@ -3,11 +3,15 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 )
 
 // The man page and the fish completion are generated from the command
@@ -135,4 +139,107 @@ func TestManPageNamesEveryVariable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Every devbulk command line the README and docs/ show still parses: its
+// command, subcommand and flags exist and take what is given (issue 40:
+// the tour's output once came from an older binary). Lines with
+// placeholders ([--flag F], …) are left out.
+func TestDocumentedCommandsParse(t *testing.T) {
+	files, _ := filepath.Glob("../../docs/*.md")
+	files = append(files, "../../README.md", "../../CONTRIBUTING.md")
+	inline := regexp.MustCompile("`(\\./devbulk [^`]+)`")
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "# "))
+			if strings.HasPrefix(line, "./devbulk ") {
+				lines = append(lines, line)
+			}
+			for _, m := range inline.FindAllStringSubmatch(line, -1) {
+				lines = append(lines, m[1])
+			}
+		}
+		for _, line := range lines {
+			args, ok := shellWords(line)
+			if !ok {
+				continue
+			}
+			n++
+			if err := parses(args); err != nil {
+				t.Errorf("%s: %q no longer parses: %v", filepath.Base(f), line, err)
+			}
+		}
+	}
+	if n < 30 {
+		t.Errorf("only %d documented command lines found", n)
+	}
+}
+
+// shellWords splits a documented command line as a shell would, up to a
+// comment, pipe or redirection; ok is false for lines with placeholders.
+func shellWords(line string) (args []string, ok bool) {
+	if strings.ContainsAny(line, "[…$") || strings.Contains(line, "...") {
+		return nil, false
+	}
+	var cur strings.Builder
+	var quote rune
+	in := false
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case r == ' ' || r == '\t':
+			if in {
+				args, in = append(args, cur.String()), false
+				cur.Reset()
+			}
+		case !in && strings.ContainsRune("#|>&;<", r):
+			return args, len(args) > 1
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		args = append(args, cur.String())
+	}
+	return args, quote == 0 && len(args) > 1
+}
+
+// parses runs args through devbulk's command line with every action
+// stubbed: what is left are the library's flag parsing and devbulk's own
+// checks of commands and subcommands. vm's guest command is parsed too.
+func parses(args []string) error {
+	app := newApp()
+	var stub func(cmds []*cli.Command)
+	stub = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			c.Action, c.Before = func(*cli.Context) error { return nil }, nil
+			stub(c.Subcommands)
+		}
+	}
+	stub(app.Commands)
+	app.Writer, app.ErrWriter = io.Discard, io.Discard
+	for _, c := range app.Commands {
+		c.OnUsageError = app.OnUsageError
+	}
+	args[0] = "devbulk"
+	line, err := commandLine(app, args)
+	if err == nil {
+		err = app.Run(line)
+	}
+	if i := slices.Index(args, "--"); err == nil && i > 0 && args[1] == "vm" && i+1 < len(args) {
+		return parses(append([]string{"devbulk"}, args[i+1:]...))
+	}
+	return err
 }
