@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 )
@@ -242,4 +243,60 @@ func parses(args []string) error {
 		return parses(append([]string{"devbulk"}, args[i+1:]...))
 	}
 	return err
+}
+
+// Every relative link of README.md and docs/ leads to a file, and to a
+// heading of it where it names one: pages moved (the front page's results
+// went to docs/results.md) leave no dead link behind.
+func TestDocumentLinks(t *testing.T) {
+	files, _ := filepath.Glob("../../docs/*.md")
+	files = append(files, "../../README.md", "../../CONTRIBUTING.md")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target, anchor, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path := f
+			if target != "" {
+				path = filepath.Join(filepath.Dir(f), target)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s: link %s: %v", filepath.Base(f), m[1], err)
+				continue
+			}
+			if anchor != "" && strings.HasSuffix(path, ".md") && !slices.Contains(headings(t, path), anchor) {
+				t.Errorf("%s: link %s: no heading #%s in %s", filepath.Base(f), m[1], anchor, path)
+			}
+		}
+	}
+}
+
+// headings are the anchors a Markdown file's headings get (GitHub's slugs).
+func headings(t *testing.T, path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if title, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") {
+			slug := strings.Map(func(r rune) rune {
+				switch {
+				case r == ' ':
+					return '-'
+				case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+					return unicode.ToLower(r)
+				}
+				return -1
+			}, title)
+			out = append(out, slug)
+		}
+	}
+	return out
 }
