@@ -231,7 +231,7 @@ func ReadResults(rd io.Reader) (*Results, error) {
 		return nil, err
 	}
 	if r.Meta.Tool != "devbulk" {
-		return nil, errors.New("not a devbulk check results document (no meta.tool \"devbulk\")")
+		return nil, errors.New("not a devbulk check results document (check --save makes those; no meta.tool \"devbulk\")")
 	}
 	return &r, nil
 }

@@ -160,6 +160,8 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		{[]string{"netns"}, "netns takes a command"},
 		{[]string{"create", "--netns", ns, "--kind", "macvlan", "--count", "10", "--parent", "lo,lo"}, "given twice"},
 		{[]string{"kinds", "extra"}, "kinds takes no arguments"},
+		{[]string{"netns", "create", "extra"}, `netns create takes no arguments, got "extra"`},
+		{[]string{"check", "--print-suite", "--suite", "SUITE"}, "--print-suite prints devbulk's own suite"},
 		{[]string{"bench", "--kind", "ifb", "--delete", "lower"}, "applies to kinds with a lower device"},
 		{[]string{"bench", "--kind", "ifb", "--count", "ten"}, "count \"ten\" is not a whole number"},
 		{[]string{"bench", "--kind", "ifb", "--repeat", "0"}, "--repeat \"0\" out of range: 1..100"},

@@ -48,8 +48,11 @@ func TestRunsCommand(t *testing.T) {
 	if r := run(t, state, "runs"); r.code != 0 || r.stdout != "no devbulk runs recorded (in "+state+")\n" {
 		t.Fatalf("runs before any: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
+	if r := run(t, state, "delete", "--netns", a); r.code != 0 || !strings.Contains(r.stderr, "no devbulk runs recorded in netns "+a) {
+		t.Errorf("delete before any run: exit %d, %q", r.code, r.stderr)
+	}
 	if _, err := os.Lstat(state); err == nil {
-		t.Errorf("a listing made the state directory")
+		t.Errorf("a listing or a delete made the state directory")
 	}
 	before := time.Now().Add(-time.Second)
 	for _, args := range [][]string{{"--count", "40", "--prefix", "aa"}, {"--count", "7", "--prefix", "bb"}} {

@@ -81,6 +81,9 @@ func runCheck(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("print-suite") {
+		if c.String("suite") != "" || len(c.StringSlice("results")) > 0 {
+			return usagef("--print-suite prints devbulk's own suite: it goes with neither --suite nor --results")
+		}
 		_, err := c.App.Writer.Write(ownSuite(c))
 		return err
 	}

@@ -65,7 +65,7 @@ func create(c *cli.Context) error {
 // surveyedStore opens the store and warns of its malformed and stale
 // records.
 func surveyedStore(c *cli.Context) (*runs.Store, error) {
-	store, err := openStore()
+	store, err := makeStore()
 	if err != nil {
 		return nil, err
 	}

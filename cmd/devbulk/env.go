@@ -69,9 +69,20 @@ func intFlag(c *cli.Context, name string, lo, hi int) (int, error) {
 // noArgs refuses positional arguments where a command takes none.
 func noArgs(c *cli.Context) error {
 	if c.Args().Len() > 0 {
-		return usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().First())
+		return usagef("%s takes no arguments, got %q", commandPath(c), c.Args().First())
 	}
 	return nil
+}
+
+// commandPath names the command c runs as it was typed: "netns create".
+func commandPath(c *cli.Context) string {
+	var names []string
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != c.App.Name && (len(names) == 0 || names[0] != ctx.Command.Name) {
+			names = append([]string{ctx.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
 }
 
 // targetNetns checks for CAP_NET_ADMIN and opens the namespace that --netns
@@ -124,8 +135,19 @@ func mountDir() string {
 	return namespace.DefaultPinDir
 }
 
-// openStore opens the record store; an unsafe directory is refused.
-func openStore() (*runs.Store, error) { return runs.Open(stateDir()) }
+// openStore opens the record store to read and change what it holds, not
+// to make it: a state directory that does not exist holds no runs (and a
+// mistyped DEVBULK_STATE_DIR is not made by a delete). An unsafe
+// directory is refused.
+func openStore() (*runs.Store, error) {
+	if _, err := os.Lstat(stateDir()); errors.Is(err, os.ErrNotExist) {
+		return &runs.Store{Dir: stateDir()}, nil
+	}
+	return runs.Open(stateDir())
+}
+
+// makeStore opens the record store for a create, making it if missing.
+func makeStore() (*runs.Store, error) { return runs.Open(stateDir()) }
 
 // recorded is what a create, a delete or a move of recorded runs works with: the
 // namespace --netns names (ns, inode ino), the record store, and a netlink

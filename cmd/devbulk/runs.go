@@ -2,10 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -44,12 +42,8 @@ func listRuns(c *cli.Context) error {
 	return printRuns(c.App.Writer, list, time.Now())
 }
 
-// recordedRuns lists the store's runs; a state directory that does not
-// exist yet holds none (and is not made for a listing).
+// recordedRuns lists the store's runs.
 func recordedRuns() ([]runs.Listed, []runs.Bad, error) {
-	if _, err := os.Lstat(stateDir()); errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
-	}
 	store, err := openStore()
 	if err != nil {
 		return nil, nil, err
