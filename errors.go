@@ -27,6 +27,8 @@ func Mark(class error, format string, args ...any) error {
 
 type marked struct{ err, class error }
 
-func (e *marked) Error() string        { return e.err.Error() }
-func (e *marked) Unwrap() error        { return e.err }
-func (e *marked) Is(target error) bool { return target == e.class }
+func (e *marked) Error() string { return e.err.Error() }
+
+// Unwrap gives both: errors.Is and errors.As look through the class too
+// (a class may be an error that wraps a cause, such as a failed request's).
+func (e *marked) Unwrap() []error { return []error{e.err, e.class} }

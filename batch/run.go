@@ -74,7 +74,7 @@ func CreateIn(ctx context.Context, c *nlbatch.Conn, o CreateOptions) (Phase, *Se
 	case ctx.Err() != nil:
 		return undo(ctx.Err())
 	case p.Failed > 0:
-		return undo(fmt.Errorf("%d of %d links not created, first errors: %s: %w", p.Failed, len(links), strings.Join(p.Errors, "; "), p.firstErr))
+		return undo(devbulk.Mark(p.firstErr, "%d of %d links not created, first errors: %s", p.Failed, len(links), strings.Join(p.Errors, "; ")))
 	}
 	set.Links = found
 	if err := ledger.Keep(set, true); err != nil {

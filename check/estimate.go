@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
 )
 
 // What a scenario costs on the development machine (2 vCPUs, 6.18, a
@@ -41,11 +42,12 @@ func (sc ScenarioSpec) Estimate(inVM bool) time.Duration {
 
 func (b *BenchSpec) estimate() time.Duration {
 	n := time.Duration(b.Count)
+	k, _ := devices.Lookup(b.Kind)
 	var d time.Duration
 	for _, s := range b.Delete {
 		cycle := perCycle + n*perDeviceBatch // the create
-		if st, err := batch.ParseDelete(s); err == nil && !st.OneBatch() || b.Kind == "bridge" {
-			cycle += n * perDeviceSerial // a bridge's group delete, too, waits per device
+		if st, err := batch.ParseDelete(s); err == nil && !st.OneBatch() || k != nil && k.WaitsPerDevice {
+			cycle += n * perDeviceSerial
 		} else {
 			cycle += n * perDeviceBatch
 		}

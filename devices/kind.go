@@ -47,6 +47,10 @@ type Kind struct {
 	// namespace (NETIF_F_NETNS_LOCAL: "The interface netns is immutable",
 	// EINVAL).
 	NetnsLocal bool
+	// WaitsPerDevice reports links whose unregister waits for a grace
+	// period each even in one batch (bridge: 17.7 ms a device by group on
+	// 6.18, as one by one), for the estimate of a run's time.
+	WaitsPerDevice bool
 	// KernelKiB is the kernel memory one link holds, in KiB (slab, per-CPU
 	// and vmalloc): the largest of 5 cycles of 2000 (README, "What a device
 	// costs the kernel in memory"; 6.18 on the host, 6.1 in the VM), for

@@ -192,7 +192,7 @@ func kickAndCount(base int) int {
 // kernel's ENOSPC then ends the run).
 func CheckCount(total, alive int) error {
 	if total < 1 || total > MaxNamespaces {
-		return fmt.Errorf("%d namespaces out of range: 1..%d", total, MaxNamespaces)
+		return fmt.Errorf("%d namespaces in all (--workers × --per-worker, or --count) out of range: 1..%d", total, MaxNamespaces)
 	}
 	b, err := os.ReadFile("/proc/sys/user/max_net_namespaces")
 	if err != nil {

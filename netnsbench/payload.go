@@ -115,7 +115,7 @@ func (p *Payload) push(key string, it item) error {
 		p.keys = map[string]bool{}
 	}
 	if p.keys[key] {
-		return fmt.Errorf("payload item %s given twice (router holds lo-up, sysctl:net.ipv4.ip_forward and veth:2): give it once, with its count", key)
+		return fmt.Errorf("payload item %s given twice (--veth is veth:1; router holds lo-up, sysctl:net.ipv4.ip_forward and veth:2): give it once, with its count", key)
 	}
 	p.keys[key] = true
 	p.items = append(p.items, it)

@@ -361,7 +361,7 @@ func TestNetnsBadInput(t *testing.T) {
 		"netns churn --payload wormhole":                        "unknown payload",
 		"netns churn --payload devices:vlan:3":                  "not payloads",
 		"netns churn --payload devices:ifb:0":                   "COUNT out of range: 1..10000",
-		"netns churn --workers 1000 --per-worker 1001":          "1001000 namespaces out of range: 1..1000000",
+		"netns churn --workers 1000 --per-worker 1001":          "1001000 namespaces in all (--workers × --per-worker, or --count) out of range: 1..1000000",
 		"netns churn --compare shell":                           "valid are exec and payload:LIST",
 		"netns churn --compare payload:wormhole":                "unknown payload item \"wormhole\"",
 		"netns churn --payload veth:1 --compare payload:veth:1": "--compare payload:veth:1 is the payload itself",

@@ -74,6 +74,18 @@ func noArgs(c *cli.Context) error {
 	return nil
 }
 
+// required refuses a command line that lacks one of flags, or gives it
+// empty: checked here, not by the CLI library, which prints the help on
+// stdout (where `lava job ... > job.yaml` sends it) and exits 1.
+func required(c *cli.Context, needs string, flags ...string) error {
+	for _, f := range flags {
+		if strings.TrimSpace(c.String(f)) == "" {
+			return usagef("%s (--%s is missing or empty)", needs, f)
+		}
+	}
+	return nil
+}
+
 // commandPath names the command c runs as it was typed: "netns create".
 func commandPath(c *cli.Context) string {
 	var names []string

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,15 +49,8 @@ func lavaJobCommand() *cli.Command {
 }
 
 func lavaJob(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
+	if err := cmp.Or(noArgs(c), required(c, "lava job needs --kernel SPEC and --artifacts DIR", "kernel", "artifacts")); err != nil {
 		return err
-	}
-	// Checked here, not by the CLI library, which prints the help on
-	// stdout (where `> job.yaml` sends it) and exits 1.
-	for _, f := range []string{"kernel", "artifacts"} {
-		if strings.TrimSpace(c.String(f)) == "" {
-			return usagef("lava job needs --kernel SPEC and --artifacts DIR (--%s is missing or empty)", f)
-		}
 	}
 	threshold, err := check.ParseThreshold(c.String("threshold"))
 	if err != nil {
