@@ -111,7 +111,7 @@ func (d *deletion) delete(ctx context.Context, st *strategy) error {
 	d.stop()
 	after, serr := takeSnapshot(t.Conn, 0)
 	if serr == nil {
-		serr = s.settle(t.Conn, after, confirmed, gone, p)
+		serr = s.settle(lookup{t.Conn, after, d.ownership()}, confirmed, gone, p)
 	}
 	if serr != nil {
 		return errors.Join(err, serr)
@@ -149,7 +149,10 @@ type deletion struct {
 	exact bool
 	used  map[uint32]bool
 	// kept is the devices left in place on purpose (not survivors).
-	kept    map[int32]bool
+	kept map[int32]bool
+	// owns is the set's ownership test, made once at the look (it indexes
+	// every device of the set, which does not change until settle).
+	owns    func(nlbatch.Link) bool
 	m       meter
 	stopped bool
 	out     Outcome
@@ -210,10 +213,12 @@ func (d *deletion) look(ctx context.Context, markFirst bool) (others []nlbatch.L
 	if err != nil {
 		return nil, nil, err
 	}
-	if d.mine, gone, err = s.check(ctx, lookup{t.Conn, sn, s.owner()}, s.all()); err != nil {
+	lk := lookup{t.Conn, sn, s.owner()}
+	d.owns = lk.owns
+	if d.mine, gone, err = s.check(ctx, lk, s.all()); err != nil {
 		return nil, nil, err
 	}
-	all, err := s.refuseDependents(t.Conn, sn, d.mine, away, d.p.Name)
+	all, err := s.refuseDependents(lk, d.mine, away, d.p.Name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -225,11 +230,20 @@ func (d *deletion) look(ctx context.Context, markFirst bool) (others []nlbatch.L
 	}
 	others = notOurs(all, ours)
 	if markFirst {
-		d.exact, d.used = s.holdsExactly(all, s.Group, d.mine), groups(all)
+		d.exact, d.used = s.holdsExactly(all, s.Group, d.mine, lk.owns), groups(all)
 	} else {
 		d.m = startMeter()
 	}
 	return others, gone, nil
+}
+
+// ownership is the set's ownership test made at the look (made now when
+// there was none).
+func (d *deletion) ownership() func(nlbatch.Link) bool {
+	if d.owns == nil {
+		d.owns = d.s.owner()
+	}
+	return d.owns
 }
 
 // restart starts the phase's clock again (a module unload times the unload
@@ -256,26 +270,27 @@ func Refusal(ctx context.Context, t Target, s *Set) error {
 	if err != nil {
 		return err
 	}
-	mine, _, err := s.check(ctx, lookup{t.Conn, sn, s.owner()}, s.all())
+	lk := lookup{t.Conn, sn, s.owner()}
+	mine, _, err := s.check(ctx, lk, s.all())
 	if err != nil {
 		return err
 	}
-	_, err = s.refuseDependents(t.Conn, sn, mine, away, "delete")
+	_, err = s.refuseDependents(lk, mine, away, "delete")
 	return err
 }
 
 // refuseDependents fails when devices devbulk did not create depend on the
-// set's: here, in snapshot sn (or a scan, without one), or among away (found
-// in other named namespaces by dependentsAway) on one of mine or their veth
-// peers; verb ("delete", "move") says what it refuses. It returns the
-// namespace's links as it scanned them.
-func (s *Set) refuseDependents(c *nlbatch.Conn, sn *snapshot, mine []nlbatch.Link, away []dependent, verb string) ([]nlbatch.Link, error) {
-	all, err := scan(c, sn)
+// set's: here, in lk's snapshot (or a scan, without one), or among away
+// (found in other named namespaces by dependentsAway) on one of mine or
+// their veth peers; verb ("delete", "move") says what it refuses. It
+// returns the namespace's links as it scanned them.
+func (s *Set) refuseDependents(lk lookup, mine []nlbatch.Link, away []dependent, verb string) ([]nlbatch.Link, error) {
+	all, err := scan(lk.c, lk.sn)
 	if err != nil {
 		return nil, err
 	}
-	foreign := s.foreignDependents(mine, all)
-	ours := indexes(append(mine, s.peers(mine, all)...))
+	ours := s.ours(mine, all)
+	foreign := dependentsOf(all, ours, lk.owns)
 	for _, d := range away {
 		if ours[d.on] {
 			foreign = append(foreign, d.name)
@@ -318,12 +333,12 @@ func vanished(c *nlbatch.Conn, sn *snapshot, others []nlbatch.Link) ([]string, e
 	return slices.Compact(out), nil
 }
 
-// settle finds every recorded device after a delete (in snapshot sn, or by
-// a lookup each when it is nil): those confirmed
+// settle finds every recorded device after a delete (through lk: in its
+// snapshot, or by a lookup each when it has none): those confirmed
 // deleted (their request, or the batch that named them, was ACKed) and now
 // absent count as Deleted; the others are Left, with what became of them.
 // Devices still present stay in the set.
-func (s *Set) settle(c *nlbatch.Conn, sn *snapshot, confirmed map[int32]bool, gone []Leftover, p *Phase) error {
+func (s *Set) settle(lk lookup, confirmed map[int32]bool, gone []Leftover, p *Phase) error {
 	goneIdx := map[int32]bool{}
 	stayed := map[int32]bool{}
 	for _, g := range gone {
@@ -339,7 +354,7 @@ func (s *Set) settle(c *nlbatch.Conn, sn *snapshot, confirmed map[int32]bool, go
 	// One device at a time, as the lookups are read: after a delete of
 	// 100 000 there is nothing to list but what is left. The phase is
 	// changed only once every device was found or not.
-	err := s.each(context.Background(), lookup{c, sn, s.owner()}, rest, func(now nlbatch.Link, lo Leftover, owned bool) {
+	err := s.each(context.Background(), lk, rest, func(now nlbatch.Link, lo Leftover, owned bool) {
 		switch {
 		case owned:
 			stayed[now.Index] = true

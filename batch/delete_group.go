@@ -63,7 +63,7 @@ func (d *deletion) markFresh(ctx context.Context, mine []nlbatch.Link) (uint32, 
 		return 0, nil, fmt.Errorf("saving the new group before marking: %w", err)
 	}
 	// Look the devices up again right before marking them.
-	mine, _, err := s.check(ctx, lookup{c: c, owns: s.owner()}, mine)
+	mine, _, err := s.check(ctx, lookup{c: c, owns: d.ownership()}, mine)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -85,27 +85,32 @@ func (d *deletion) markFresh(ctx context.Context, mine []nlbatch.Link) (uint32, 
 	if err != nil {
 		return 0, nil, err
 	}
-	if !s.holdsExactly(now, group, mine) {
+	if !s.holdsExactly(now, group, mine, d.ownership()) {
 		return 0, nil, fmt.Errorf("group %d holds %d devices after marking %d: refusing to delete by group", group, members(now, group), len(mine))
 	}
 	return group, mine, nil
 }
 
 // holdsExactly reports whether group holds devs and nothing else in links:
-// each member is one of devs and still the set's (ifindex, name, group).
-func (s *Set) holdsExactly(links []nlbatch.Link, group uint32, devs []nlbatch.Link) bool {
-	want := indexes(devs)
-	owns := s.owner()
-	seen := map[int32]bool{}
+// each member is one of devs and still the set's by owns (ifindex, name,
+// group). A link a scan lists twice (as it was and as it became) counts
+// once.
+func (s *Set) holdsExactly(links []nlbatch.Link, group uint32, devs []nlbatch.Link, owns func(nlbatch.Link) bool) bool {
+	unseen := indexes(devs) // false once seen
+	seen := 0
 	for _, l := range links {
 		if l.Group == group {
-			if !want[l.Index] || !owns(l) {
+			first, ok := unseen[l.Index]
+			if !ok || !owns(l) {
 				return false
 			}
-			seen[l.Index] = true
+			if first {
+				unseen[l.Index] = false
+				seen++
+			}
 		}
 	}
-	return len(seen) == len(devs)
+	return seen == len(devs)
 }
 
 func members(links []nlbatch.Link, group uint32) int {

@@ -54,8 +54,13 @@ func (s *Set) hasGroup(g uint32) bool { return g == s.Group || slices.Contains(s
 // delete or change them. A veth's peer, made in the same request, is the
 // set's too, and so are the devices on it.
 func (s *Set) foreignDependents(mine, all []nlbatch.Link) []string {
-	ours := s.ours(mine, all)
-	owns := s.owner()
+	return dependentsOf(all, s.ours(mine, all), s.owner())
+}
+
+// dependentsOf lists the devices of all that are neither among ours (the
+// set's devices as found now and their veth peers) nor the set's by owns,
+// but depend on one of ours (see foreignDependents).
+func dependentsOf(all []nlbatch.Link, ours map[int32]bool, owns func(nlbatch.Link) bool) []string {
 	var out []string
 	for _, l := range all {
 		if ours[l.Index] || owns(l) {

@@ -22,10 +22,12 @@ type snapshot struct {
 	links []nlbatch.Link // sorted by ifindex
 }
 
-// takeSnapshot dumps c's namespace, with room for about hint links; nil,
-// nil when no attempt was consistent.
+// takeSnapshot dumps c's namespace, with room for about hint links and a
+// few more (lo, and what else the namespace holds: a slice sized to the
+// set alone grew by a quarter, and was copied, for lo); nil, nil when no
+// attempt was consistent.
 func takeSnapshot(c *nlbatch.Conn, hint int) (*snapshot, error) {
-	links, err := c.LinksSized(hint)
+	links, err := c.LinksSized(hint + hint/16 + 16)
 	if errors.Is(err, nlbatch.ErrDumpInconsistent) {
 		return nil, nil
 	}

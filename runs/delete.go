@@ -1,10 +1,12 @@
 package runs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -104,7 +106,8 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 	if err := o.Strategy.Applies(nil, false); err != nil { // whatever the runs found
 		return nil, err
 	}
-	recs, rep, mine, err := s.choose(o.NS, o.Inode, o.Prefix, o.Kind)
+	cookie := namespace.Cookie(o.NS) // once: it is the namespace's for as long as o.NS is open
+	recs, rep, mine, err := s.choose(o.Inode, cookie, o.Prefix, o.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +130,7 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 		if err := ctx.Err(); err != nil {
 			break
 		}
-		now, err := s.again(r, o.NS, o.Inode)
+		now, err := s.again(r, o.Inode, cookie)
 		if now == nil && err == nil {
 			continue // deleted meanwhile, by the devbulk that had it
 		}
@@ -144,10 +147,11 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 	return rep, nil
 }
 
-// choose loads the records and picks the runs in namespace ns (inode ino),
-// on either side of a move, of prefix and kind when set, each facing ns
-// (Record.turn); the report holds what was noticed on the way.
-func (s *Store) choose(ns netns.NsHandle, ino uint64, prefix, kind string) ([]*Record, *Report, []*Record, error) {
+// choose loads the records and picks the runs in the namespace with inode
+// ino and cookie, on either side of a move, of prefix and kind when set,
+// each facing it (Record.turn); the report holds what was noticed on the
+// way.
+func (s *Store) choose(ino, cookie uint64, prefix, kind string) ([]*Record, *Report, []*Record, error) {
 	recs, bad, err := s.Load()
 	if err != nil {
 		return nil, nil, nil, err
@@ -160,7 +164,6 @@ func (s *Store) choose(ns netns.NsHandle, ino uint64, prefix, kind string) ([]*R
 			rep.Bad = append(rep.Bad, b)
 		}
 	}
-	cookie := namespace.Cookie(ns)
 	stale := staleness{}
 	var mine []*Record
 	for _, r := range recs {
@@ -233,8 +236,9 @@ func (s *Store) takeOver(ctx context.Context, t batch.Target, force bool, mine [
 // devbulk (one --force stopped, or one deleting it meanwhile) may have
 // changed it. It returns nil when the run is gone; an error when another
 // devbulk has it now; a move a killed devbulk left is resolved first
-// (resolveMove). The run faces namespace ns (inode ino), as chosen.
-func (s *Store) again(r *Record, ns netns.NsHandle, ino uint64) (*Record, error) {
+// (resolveMove). The run faces the namespace with inode ino and cookie, as
+// chosen.
+func (s *Store) again(r *Record, ino, cookie uint64) (*Record, error) {
 	now, err := s.reread(r)
 	if now == nil || err != nil {
 		return nil, err
@@ -250,7 +254,6 @@ func (s *Store) again(r *Record, ns netns.NsHandle, ino uint64) (*Record, error)
 			return nil, err
 		}
 	}
-	cookie := namespace.Cookie(ns)
 	switch {
 	case !now.Touches(ino, cookie):
 		return nil, nil // its devices all went elsewhere meanwhile
@@ -262,13 +265,26 @@ func (s *Store) again(r *Record, ns netns.NsHandle, ino uint64) (*Record, error)
 	return now, nil
 }
 
-// reread reads a record again from the store: nil when it is gone.
+// reread reads a record again from the store: nil when it is gone. When
+// the file still holds the bytes Load parsed r from, they are not parsed
+// again (2000 links are ~150 KB of garbage): the copy is r's, as Load read
+// it and as choose faced it, sharing nothing with it.
 func (s *Store) reread(r *Record) (*Record, error) {
-	now, err := readRecord(s.path(r))
+	path := s.path(r)
+	b, err := readRecordFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	return now, err
+	if err != nil {
+		return nil, err
+	}
+	if was, ok := s.read[r]; ok {
+		delete(s.read, r)
+		if bytes.Equal(b, was) {
+			return r.clone(), nil
+		}
+	}
+	return parse(filepath.Base(path), b)
 }
 
 // siblings takes out of p.Vanished the devices that other devbulk runs

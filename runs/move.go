@@ -64,7 +64,8 @@ func (s *Store) Move(ctx context.Context, conn *nlbatch.Conn, o MoveOptions) (*R
 		return nil, fmt.Errorf("the destination %s: %w", o.To, err)
 	}
 	defer to.Close()
-	_, rep, mine, err := s.choose(o.NS, o.Inode, o.Prefix, o.Kind)
+	cookie := namespace.Cookie(o.NS)
+	_, rep, mine, err := s.choose(o.Inode, cookie, o.Prefix, o.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func (s *Store) Move(ctx context.Context, conn *nlbatch.Conn, o MoveOptions) (*R
 		if ctx.Err() != nil {
 			break
 		}
-		now, err := s.again(r, o.NS, o.Inode)
+		now, err := s.again(r, o.Inode, cookie)
 		if now == nil && err == nil {
 			continue // gone meanwhile
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -290,6 +291,18 @@ func (r *Record) ownName(l nlbatch.Link, infix string) error {
 		return fmt.Errorf("device %q (ifindex %d) is not one a run with prefix %q makes", l.Name, l.Index, r.Prefix)
 	}
 	return nil
+}
+
+// clone is a copy of r that shares no slice or Part with it.
+func (r *Record) clone() *Record {
+	c := *r
+	c.Marks, c.Links, c.Lowers = slices.Clone(r.Marks), slices.Clone(r.Links), slices.Clone(r.Lowers)
+	if r.To != nil {
+		to := *r.To
+		to.Links = slices.Clone(r.To.Links)
+		c.To = &to
+	}
+	return &c
 }
 
 // Set returns the record as a batch.Set.

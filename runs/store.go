@@ -24,9 +24,14 @@ const DefaultDir = "/run/devbulk/runs"
 const maxRecordBytes = 64 << 20
 
 // Store keeps the records of runs, one file per run named after its group,
-// in a directory only root may write.
+// in a directory only root may write. A Store is used by one goroutine at a
+// time: it remembers what Load read.
 type Store struct {
 	Dir string
+	// read holds, for each record the last Load returned, the bytes it was
+	// parsed from: reread parses a record again only when its file
+	// changed.
+	read map[*Record][]byte
 }
 
 // ErrUnsafeDir reports a state directory someone other than root could
@@ -135,19 +140,35 @@ func (s *Store) Load() ([]*Record, []Bad, error) {
 	slices.Sort(files)
 	var recs []*Record
 	var bad []Bad
+	s.read = map[*Record][]byte{}
 	for _, f := range files {
-		r, err := readRecord(f)
+		b, err := readRecordFile(f)
+		var r *Record
+		if err == nil {
+			r, err = parse(filepath.Base(f), b)
+		}
 		if err != nil {
 			bad = append(bad, Bad{File: f, Err: err})
 			continue
 		}
 		recs = append(recs, r)
+		s.read[r] = b
 	}
 	return recs, bad, nil
 }
 
 // readRecord reads one record file without following a symlink.
 func readRecord(path string) (*Record, error) {
+	b, err := readRecordFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parse(filepath.Base(path), b)
+}
+
+// readRecordFile reads the bytes of one record file, without following a
+// symlink: a regular file of at most maxRecordBytes.
+func readRecordFile(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ELOOP) {
 		return nil, fmt.Errorf("%w: %s is a symlink", ErrMalformed, path)
@@ -170,7 +191,7 @@ func readRecord(path string) (*Record, error) {
 	if len(b) > maxRecordBytes {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrMalformed, path, maxRecordBytes)
 	}
-	return parse(filepath.Base(path), b)
+	return b, nil
 }
 
 // Quarantine moves a bad record aside, into the store's malformed/
