@@ -11,11 +11,18 @@
 //	             measuring every phase
 //	bench        timed create→delete cycles in throwaway namespaces, and
 //	             their iproute2 twins
-//	runs         the records that outlive a process: create, delete and
-//	             clean up by record, the --netns resolver
+//	runs         the records that outlive a process: create, list, move,
+//	             delete and clean up by record
+//	namespace    network namespaces: --netns resolved and opened, code run
+//	             inside one, throwaway and kept namespaces and their drain
 //	netnsbench   network-namespace churn and teardown
-//	check        regression checks: suites, results, comparisons, KTAP
+//	check        regression checks: suites, results, comparisons, KTAP,
+//	             the estimate of a run's time
+//	lava         fleets: LAVA jobs, their logs read back
+//	kprofile     where a phase's time goes, by kernel function
 //	vm, kmod, rcutrace, charts  the VM, module loading, RCU counts, SVG
+//
+// docs/layout.md has a row for every package.
 //
 // The command line (cmd/devbulk) only parses, calls these and prints.
 package devbulk

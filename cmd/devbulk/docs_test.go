@@ -300,3 +300,30 @@ func headings(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+// Every package of the module has its row in docs/layout.md.
+func TestLayoutNamesEveryPackage(t *testing.T) {
+	b, err := os.ReadFile("../../docs/layout.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel("../..", path)
+		if name := d.Name(); rel != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "docs") {
+			return filepath.SkipDir
+		}
+		if gos, _ := filepath.Glob(filepath.Join(path, "*.go")); len(gos) == 0 || rel == "." {
+			return nil
+		}
+		if !strings.Contains(string(b), "| `"+rel+"/` |") {
+			t.Errorf("docs/layout.md has no row for package %s/", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
