@@ -267,8 +267,9 @@ func (s *Store) again(r *Record, ino, cookie uint64) (*Record, error) {
 
 // reread reads a record again from the store: nil when it is gone. When
 // the file still holds the bytes Load parsed r from, they are not parsed
-// again (2000 links are ~150 KB of garbage): the copy is r's, as Load read
-// it and as choose faced it, sharing nothing with it.
+// again (2000 links are ~150 KB of garbage): what they parsed to is given,
+// as Load kept it before choose faced r (a moved run's sides as the file
+// has them, which again and resolveMove expect).
 func (s *Store) reread(r *Record) (*Record, error) {
 	path := s.path(r)
 	b, err := readRecordFile(path)
@@ -280,8 +281,8 @@ func (s *Store) reread(r *Record) (*Record, error) {
 	}
 	if was, ok := s.read[r]; ok {
 		delete(s.read, r)
-		if bytes.Equal(b, was) {
-			return r.clone(), nil
+		if bytes.Equal(b, was.bytes) {
+			return was.as, nil
 		}
 	}
 	return parse(filepath.Base(path), b)

@@ -29,9 +29,24 @@ const maxRecordBytes = 64 << 20
 type Store struct {
 	Dir string
 	// read holds, for each record the last Load returned, the bytes it was
-	// parsed from: reread parses a record again only when its file
-	// changed.
-	read map[*Record][]byte
+	// parsed from and what they parsed to: reread parses a record again
+	// only when its file changed.
+	read map[*Record]loaded
+	// absent: the directory did not exist when the store was opened
+	// (OpenExisting), and the store holds nothing, whatever appears there
+	// later without the checks of Open.
+	absent bool
+}
+
+// OpenExisting opens the store in dir to read and change what it holds,
+// not to make it: a directory that does not exist holds no runs (a
+// mistyped DEVBULK_STATE_DIR is not made by a delete). An unsafe one is
+// refused, as by Open.
+func OpenExisting(dir string) (*Store, error) {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return &Store{Dir: dir, absent: true}, nil
+	}
+	return Open(dir)
 }
 
 // ErrUnsafeDir reports a state directory someone other than root could
@@ -133,14 +148,22 @@ func (b Bad) inode() uint64 {
 // Load reads every record. Files that are not valid records are returned
 // as bad, not as an error: one broken file must not stop every command.
 func (s *Store) Load() ([]*Record, []Bad, error) {
-	files, err := filepath.Glob(filepath.Join(s.Dir, "*.json"))
+	s.read = map[*Record]loaded{}
+	if s.absent {
+		return nil, nil, nil
+	}
+	entries, err := os.ReadDir(s.Dir) // unlike a glob, says when the directory cannot be read
 	if err != nil {
 		return nil, nil, err
 	}
-	slices.Sort(files)
+	var files []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") {
+			files = append(files, filepath.Join(s.Dir, e.Name()))
+		}
+	}
 	var recs []*Record
 	var bad []Bad
-	s.read = map[*Record][]byte{}
 	for _, f := range files {
 		b, err := readRecordFile(f)
 		var r *Record
@@ -152,9 +175,16 @@ func (s *Store) Load() ([]*Record, []Bad, error) {
 			continue
 		}
 		recs = append(recs, r)
-		s.read[r] = b
+		s.read[r] = loaded{b, r.clone()} // as parsed: choose may turn r to face the other side
 	}
 	return recs, bad, nil
+}
+
+// loaded is a record file as Load read it: its bytes and what they parse
+// to.
+type loaded struct {
+	bytes []byte
+	as    *Record
 }
 
 // readRecord reads one record file without following a symlink.

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/devbulk/devbulk/nlbatch"
 )
 
 // reread gives the record as Load read it while its file is unchanged (a
@@ -34,5 +36,38 @@ func TestRereadSeesChanges(t *testing.T) {
 	}
 	if now, err := s.reread(recs[0]); err != nil || now.State != Deleting {
 		t.Errorf("reread after the file changed: %+v, %v", now, err)
+	}
+}
+
+// A moved run that choose turned to face its other side is given back by
+// reread as its file has it: again and resolveMove read a run's own side
+// as the one the move started from (a review found the turned copy made a
+// killed move's links in the destination unrecorded).
+func TestRereadGivesTheRecordAsItsFileHasIt(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := goodRecord()
+	moved.Lowers, moved.Marks = nil, []uint32{0x77}
+	moved.To = &Part{Place: Place{Netns: "b", Inode: 4026532999}, Links: []nlbatch.Link{{Index: 9, Name: "dbk2"}}}
+	if err := s.Save(moved); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := s.Load()
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("load: %v, %d records", err, len(recs))
+	}
+	r := recs[0]
+	r.face(4026532999, 0) // as choose faces a run for a delete in b
+	if r.Netns != "b" {
+		t.Fatalf("face did not turn the run: %+v", r)
+	}
+	now, err := s.reread(r)
+	if err != nil || now.Netns != "test" || now.To.Netns != "b" || !reflect.DeepEqual(now.Links, moved.Links) {
+		t.Fatalf("reread: %+v, %v; want the run as its file has it, its own side in test", now, err)
+	}
+	if &now.Marks[0] == &r.Marks[0] || &now.To.Links[0] == &r.Links[0] {
+		t.Error("reread's record shares its slices with the one Load gave")
 	}
 }

@@ -310,3 +310,23 @@ func TestMoveCommandNeighboursSharingThePrefix(t *testing.T) {
 		t.Errorf("delete after the move: exit %d, left %v\n%s", r.code, linkNames(t, b), r.stderr)
 	}
 }
+
+// After a kill -9 during a move, a delete in the destination takes the
+// links that arrived there and the record keeps the rest, which a delete
+// in the first namespace takes: nothing is left unrecorded on either side
+// (a review found a delete from the destination that dropped them).
+func TestMoveCommandKilledThenDeletedFromBothSides(t *testing.T) {
+	needKind(t, "ifb")
+	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+	stopMove(t, state, a, b, syscall.SIGKILL)
+	there := ours(t, b)
+	if r := run(t, state, "delete", "--netns", b); r.code != 0 || ours(t, b) != 0 || !strings.Contains(r.stdout, "deleted "+strconv.Itoa(there)+" of "+strconv.Itoa(there)) {
+		t.Fatalf("delete in the destination: exit %d, %d left of %d\n%s%s", r.code, ours(t, b), there, r.stdout, r.stderr)
+	}
+	if got := recordIn(t, state); got.Netns != a || got.Here != 300-there || got.There != 0 {
+		t.Errorf("record after deleting the moved part: %+v, want %d in %s", got, 300-there, a)
+	}
+	if r := run(t, state, "delete", "--netns", a); r.code != 0 || ours(t, a) != 0 || len(records(state)) != 0 {
+		t.Errorf("delete of the rest: exit %d, %d left, records %v\n%s%s", r.code, ours(t, a), records(state), r.stdout, r.stderr)
+	}
+}

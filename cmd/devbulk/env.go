@@ -148,15 +148,8 @@ func mountDir() string {
 }
 
 // openStore opens the record store to read and change what it holds, not
-// to make it: a state directory that does not exist holds no runs (and a
-// mistyped DEVBULK_STATE_DIR is not made by a delete). An unsafe
-// directory is refused.
-func openStore() (*runs.Store, error) {
-	if _, err := os.Lstat(stateDir()); errors.Is(err, os.ErrNotExist) {
-		return &runs.Store{Dir: stateDir()}, nil
-	}
-	return runs.Open(stateDir())
-}
+// to make it (runs.OpenExisting).
+func openStore() (*runs.Store, error) { return runs.OpenExisting(stateDir()) }
 
 // makeStore opens the record store for a create, making it if missing.
 func makeStore() (*runs.Store, error) { return runs.Open(stateDir()) }
