@@ -71,7 +71,7 @@ func BenchMemory(r *bench.Report) (*plot.Plot, error) {
 		return kmemOf(ph, func(m *batch.KernelMem) float64 { return -m.AvailablePerDeviceKiB })
 	})
 	if len(kernel) == 0 {
-		return nil, errors.New("the bench report has no kernel memory figures (a create phase reads them from /proc/meminfo)")
+		return nil, noMemoryFigures(r)
 	}
 	for i := 0; i < len(available); i += 2 {
 		available[i] = available[i].(string) + ": MemAvailable taken"
@@ -93,6 +93,18 @@ func BenchMemory(r *bench.Report) (*plot.Plot, error) {
 		p.Y.Max = 1
 	}
 	return p, nil
+}
+
+// noMemoryFigures says why a bench has no kernel memory figure to draw:
+// each create withheld its own (too few devices, or other activity), or
+// none was read.
+func noMemoryFigures(r *bench.Report) error {
+	for _, c := range r.Runs {
+		if m := c.Create.KernelMem; m != nil && m.Withheld != "" {
+			return fmt.Errorf("the bench report has no kernel memory figure to draw: each was withheld (N=%d: %s)", c.Count, m.Withheld)
+		}
+	}
+	return errors.New("the bench report has no kernel memory figures (a create phase reads them from /proc/meminfo and /proc/slabinfo)")
 }
 
 // kmemOf is f of the phase's kernel memory, when it is a create phase that

@@ -178,6 +178,11 @@ func TestBenchMemory(t *testing.T) {
 	if _, err := BenchMemory(&bench.Report{Kind: "ifb", Runs: []bench.Cycle{{Count: 1, Create: batch.Phase{Name: "create", Devices: 1}}}}); err == nil {
 		t.Error("a bench without memory figures was drawn")
 	}
+	withheld := &bench.Report{Kind: "ifb", Runs: []bench.Cycle{{Count: 10, Create: batch.Phase{Name: "create", Devices: 10,
+		KernelMem: &batch.KernelMem{Withheld: "the 10 devices grew 410 KiB, under the 2 MiB from which the figure is stable"}}}}}
+	if _, err := BenchMemory(withheld); err == nil || !strings.Contains(err.Error(), "each was withheld (N=10: the 10 devices grew 410 KiB") {
+		t.Errorf("a bench whose figures were all withheld: %v", err)
+	}
 	// Every figure 0 (counters that did not move at N=10): a chart with
 	// an axis, not gonum's panic on an empty range.
 	zero := &bench.Report{Header: devbulk.Header{Tool: "devbulk", Kernel: "k"}, Kind: "ifb", Runs: []bench.Cycle{create(10, 0, 0)}}

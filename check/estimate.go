@@ -6,6 +6,7 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/vm"
 )
 
 // What a scenario costs on the development machine (2 vCPUs, 6.18, a
@@ -79,21 +80,19 @@ func (n *NetnsSpec) estimate() time.Duration {
 // Here the scenarios on this kernel, InVM those that need the VM (one
 // boot), and their estimates.
 type Plan struct {
-	Here, InVM         []ScenarioSpec
-	HereTime, VMTime   time.Duration
-	SkippedVM          int // vm scenarios that will not run (no --vm)
-	SkippedVMTime      time.Duration
-	VMEnabled, AllInVM bool
+	Here, InVM       []ScenarioSpec
+	HereTime, VMTime time.Duration
+	SkippedVM        int // vm scenarios that will not run (no --vm)
+	SkippedVMTime    time.Duration
 }
 
 // PlanRun splits s as Run would with o.
 func PlanRun(s *Suite, o RunOptions) Plan {
 	var p Plan
-	p.VMEnabled, p.AllInVM = o.VM != nil, o.AllInVM
 	for _, sc := range s.Scenarios {
 		if !runsInVM(sc, o) {
 			p.Here = append(p.Here, sc)
-			p.HereTime += sc.Estimate(false)
+			p.HereTime += sc.Estimate(vm.IsGuest()) // a fleet's guest, under TCG
 			continue
 		}
 		if o.VM == nil && !o.AllInVM {
@@ -139,9 +138,9 @@ func (c *countdown) next(sc ScenarioSpec, progress func(string)) {
 	c.k++
 	if progress != nil {
 		left := time.Duration(float64(c.remaining) * scale)
-		progress(fmt.Sprintf("scenario %d of %d: %s (about %s left)", c.k, len(c.plan.Here)+len(c.plan.InVM), sc.Name, Rough(left)))
+		progress(fmt.Sprintf("scenario %d of %d here: %s (about %s left)", c.k, len(c.plan.Here), sc.Name, Rough(left)))
 	}
-	e := sc.Estimate(false)
+	e := sc.Estimate(vm.IsGuest())
 	c.estimated += e
 	c.remaining -= e
 }

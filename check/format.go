@@ -145,6 +145,27 @@ func (c *Report) ExitCode() int {
 	return ExitPass
 }
 
+// GitBisect is the check's outcome as `git bisect run` reads an exit
+// status: 1 (bad) when a benchmark regressed, 125 (cannot test: skip this
+// commit) when a scenario failed, went missing or could not run, else 0
+// (good).
+func (c *Report) GitBisect() int {
+	cannot := c.AllSkipped()
+	for _, s := range c.Scenarios {
+		for _, cmp := range s.Comparisons {
+			if cmp.Verdict == Regression {
+				return 1
+			}
+			cannot = cannot || cmp.Verdict == Missing
+		}
+		cannot = cannot || s.Error != ""
+	}
+	if cannot {
+		return 125
+	}
+	return 0
+}
+
 // WriteBenchstat writes results in the Go benchmark format, which
 // `benchstat old.txt new.txt` compares. The kernel, the date and the CPU
 // are in a comment line, not in configuration lines (benchstat splits

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
@@ -335,4 +337,75 @@ func jsonType(k reflect.Kind) string {
 		return "a string"
 	}
 	return k.String()
+}
+
+// Scenario is the suite's scenario of that name; ok is false, with the
+// names there are, when there is none.
+func (s *Suite) Scenario(name string) (ScenarioSpec, []string, bool) {
+	var names []string
+	for _, sc := range s.Scenarios {
+		if sc.Name == name {
+			return sc, nil, true
+		}
+		names = append(names, sc.Name)
+	}
+	return ScenarioSpec{}, names, false
+}
+
+// Benchmarks are the prefixes of the benchmark names the scenario
+// measures: a bench's every create and delete by name; a netns scenario's
+// Netns<Scenario> (its Drain, Exec and profile lines start so too).
+func (sc ScenarioSpec) Benchmarks() []string {
+	if sc.Netns != nil {
+		return []string{"Netns" + title(sc.Netns.Scenario)}
+	}
+	b := sc.Bench
+	create := b.Create
+	if create == "" {
+		create = "pipelined"
+	}
+	out := []string{fmt.Sprintf("Create/kind=%s/strategy=%s/n=%d", b.Kind, create, b.Count)}
+	for _, d := range b.Delete {
+		out = append(out, fmt.Sprintf("Delete/kind=%s/strategy=%s/n=%d", b.Kind, d, b.Count))
+	}
+	return out
+}
+
+// Command is the devbulk command line that measures the scenario by
+// itself (a bisection's report gives it, to reproduce one kernel's figures).
+func (sc ScenarioSpec) Command() []string {
+	rep := strconv.Itoa(sc.Repeat)
+	if n := sc.Netns; n != nil {
+		args := []string{"netns", n.Scenario}
+		if n.Scenario == "churn" {
+			args = append(args, "--workers", strconv.Itoa(n.Workers), "--per-worker", strconv.Itoa(n.PerWorker))
+		} else {
+			args = append(args, "--count", strconv.Itoa(n.Count))
+		}
+		if n.Payload != "" {
+			args = append(args, "--payload", n.Payload)
+		}
+		if n.Veth {
+			args = append(args, "--veth")
+		}
+		if n.ExecStep != "" {
+			args = append(args, "--exec-step", n.ExecStep)
+		}
+		if n.Profile {
+			args = append(args, "--profile")
+		}
+		return append(args, "--repeat", rep)
+	}
+	b := sc.Bench
+	args := []string{"bench", "--kind", b.Kind, "--count", strconv.Itoa(b.Count), "--delete", strings.Join(b.Delete, ","), "--repeat", rep}
+	if b.Create != "" && b.Create != "pipelined" { // bench's default
+		args = append(args, "--create", b.Create)
+	}
+	if b.Up {
+		args = append(args, "--up")
+	}
+	if b.Profile {
+		args = append(args, "--profile")
+	}
+	return args
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestDefaultSuiteParses(t *testing.T) {
+func TestFullSuiteParses(t *testing.T) {
 	s, err := ParseSuite(bytes.NewReader(FullSuite()))
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +22,7 @@ func TestDefaultSuiteParses(t *testing.T) {
 	}
 	for _, k := range []string{"dummy", "vlan", "ipip", "gre"} {
 		if !vm[k] {
-			t.Errorf("the default suite does not run %s in the VM", k)
+			t.Errorf("the full suite does not run %s in the VM", k)
 		}
 	}
 }
@@ -68,6 +68,51 @@ func TestScenarioName(t *testing.T) {
 		"": false, "a b": false, "a.1": false, "é": false, "a/b": false} {
 		if ScenarioName(name) != want {
 			t.Errorf("ScenarioName(%q) = %v", name, !want)
+		}
+	}
+}
+
+func TestScenarioCommandAndBenchmarks(t *testing.T) {
+	s, err := ParseSuite(bytes.NewReader(FullSuite()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, names, ok := s.Scenario("dummy-serial")
+	if !ok {
+		t.Fatalf("no dummy-serial in %v", names)
+	}
+	if got := strings.Join(sc.Command(), " "); got != "bench --kind dummy --count 100 --delete serial --repeat 6" {
+		t.Errorf("command %q", got)
+	}
+	if got := sc.Benchmarks(); len(got) != 2 || got[1] != "Delete/kind=dummy/strategy=serial/n=100" {
+		t.Errorf("benchmarks %v", got)
+	}
+	churn, _, _ := s.Scenario("netns-churn-veth")
+	if got := strings.Join(churn.Command(), " "); got != "netns churn --workers 2 --per-worker 100 --payload veth --repeat 6" {
+		t.Errorf("command %q", got)
+	}
+	if _, names, ok := s.Scenario("nope"); ok || len(names) != len(s.Scenarios) {
+		t.Errorf("a scenario the suite lacks: %v %v", ok, names)
+	}
+}
+
+func TestGitBisect(t *testing.T) {
+	sc := func(verdict string, errText string) ScenarioComparison {
+		return ScenarioComparison{Name: "a", Error: errText, Comparisons: []Comparison{{Verdict: verdict}}}
+	}
+	for _, c := range []struct {
+		r    Report
+		want int
+	}{
+		{Report{Scenarios: []ScenarioComparison{sc(Same, "")}}, 0},
+		{Report{Scenarios: []ScenarioComparison{sc(Improvement, "")}}, 0},
+		{Report{Scenarios: []ScenarioComparison{sc(Regression, "")}}, 1},
+		{Report{Scenarios: []ScenarioComparison{sc(Same, "no boot")}}, 125},
+		{Report{Scenarios: []ScenarioComparison{sc(Missing, "")}}, 125},
+		{Report{Scenarios: []ScenarioComparison{{Name: "a", Skip: "no dummy"}}}, 125},
+	} {
+		if got := c.r.GitBisect(); got != c.want {
+			t.Errorf("%+v: %d, want %d", c.r.Scenarios, got, c.want)
 		}
 	}
 }

@@ -2,7 +2,7 @@
 
 function __fish_devbulk_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i kinds bench create runs move delete cleanup rmmod netns churn create sequential vm check lava job run plot
+        if contains -- $i kinds bench create runs move delete cleanup rmmod netns churn create sequential vm check bisect lava job run plot
             return 1
         end
     end
@@ -150,9 +150,24 @@ complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l label -r -d 'na
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l threshold -r -d 'smallest slowdown of a median that fails the check (0%..1000%); two checks of one kernel on the development machine differed by up to 14% with p < 0.05: measure yours'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l vm-kernel -r -d 'run the suite in the VM on the kernel configuration `SPEC`, \'K [ARGS]\': K is debian (debian:6.1), debian:6.12, debian:6.1-rt, debian:6.12-rt, a Debian package (linux-image-...) or PATH[:MODULES_DIR]; ARGS go on its command line (\'debian:6.1 rcu_nocbs=all\'); 2 to 8 times: compare each with the first'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l rounds -r -d 'with several --vm-kernel: boot each kernel `R` times (1..10), the order alternating round by round, each boot running every scenario ceil(repeat/R) times'
+complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l bisect -d 'exit as git bisect run reads it: 0 good, 1 a regression against --baseline (bad), 125 cannot test (a kernel that did not boot, a scenario that failed, was skipped or is missing), 128 bad input (git stops)'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l format -r -d 'output: table, json, ktap, benchstat, lava'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l svg -r -d 'also draw the result as an SVG chart in `FILE` (see devbulk plot)'
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l quiet -s q -d 'no progress on stderr'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l help -s h -d 'show help'
+complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'bisect' -d 'find the kernel configuration where a teardown\'s time changed: a scenario measured in the VM on each, the ends first, each step against both ends'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l kernels -r -d 'the ordered list, one kernel configuration `SPEC` a line (# comments), first good, last bad'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l good -r -d 'the last known good Debian kernel `SPEC` (debian:6.1.0-47, or a linux-image-... package)'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l bad -r -d 'the first known bad Debian kernel `SPEC`, of the same series and flavour'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l suite -r -d 'the suite `FILE` the scenario comes from (default: devbulk\'s full suite)'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l scenario -r -d 'the suite\'s scenario `NAME` to measure (required when the suite has several)'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l metric -r -d 'the benchmark that decides: the first whose name starts with `PREFIX` (default: the scenario\'s first delete, or its netns figure)'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l threshold -r -d 'smallest change of the metric\'s median that counts (0%..1000%)'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l repeat -r -d 'measurements of the scenario in each boot (3..100)'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l max-boots -r -d 'boots of one candidate at most before it is skipped as inconclusive (1..10)'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l log -r -d 'keep every boot in `FILE`, to resume from (default: under the user cache, named after the bisection)'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l json -d 'print the result document'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l quiet -s q -d 'no progress on stderr'
 complete -c devbulk -n '__fish_seen_subcommand_from lava' -f -l help -s h -d 'show help'
 complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'lava' -d 'put devbulk\'s checks into a kernel-testing fleet (LAVA: KernelCI, LKFT): write a job, or run one here with lava-run'
 complete -c devbulk -n '__fish_seen_subcommand_from job' -f -l help -s h -d 'show help'

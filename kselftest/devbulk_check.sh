@@ -8,7 +8,8 @@
 # Environment:
 #   DEVBULK            the devbulk binary (default: the one installed beside
 #                      this script, else devbulk on PATH)
-#   DEVBULK_SUITE      a suite file (default: devbulk's own suite)
+#   DEVBULK_SUITE      a suite file (default: devbulk's full suite, every
+#                      scenario on this kernel: the script passes --here)
 #   DEVBULK_BASELINE   results saved by `devbulk check --save` to compare with
 #   DEVBULK_THRESHOLD  smallest slowdown that fails, e.g. 40% (default 25%)
 #

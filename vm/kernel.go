@@ -76,6 +76,21 @@ var debianNames = map[string]string{
 	"debian:6.12-rt": "linux-image-6.12-rt-amd64",
 }
 
+// debianPoint is the cloud image package of a Debian point release named
+// as debian:6.1.0-47 (an ABI) or debian:6.12.117 (a version).
+func debianPoint(name string) (string, bool) {
+	m := pointRelease().FindStringSubmatch(name)
+	switch {
+	case m == nil:
+		return "", false
+	case strings.Contains(m[1], "-"):
+		return "linux-image-" + m[1] + "-cloud-amd64", true
+	}
+	return "linux-image-" + m[1] + "+deb12-cloud-amd64", true
+}
+
+var pointRelease = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^debian:(\d+\.\d+\.\d+(?:-\d+)?)$`) })
+
 // ErrBadSpec marks a kernel specification that names nothing (a usage
 // error), as opposed to a kernel that could not be fetched.
 var ErrBadSpec = errors.New("no such kernel")
@@ -144,8 +159,8 @@ func checkSpec(spec string) (name, args string, err error) {
 	}
 	name, args = fields[0], strings.Join(fields[1:], " ")
 	if debianName(name) {
-		if _, short := debianNames[name]; !short && !strings.HasPrefix(name, "linux-image-") {
-			return "", "", badSpec{fmt.Errorf("unknown Debian kernel %q: valid are debian, debian:6.1, debian:6.12, debian:6.1-rt, debian:6.12-rt, or a package name (linux-image-...)", name)}
+		if _, point := debianPoint(name); !point && debianNames[name] == "" && !strings.HasPrefix(name, "linux-image-") {
+			return "", "", badSpec{fmt.Errorf("unknown Debian kernel %q: valid are debian, debian:6.1, debian:6.12, debian:6.1-rt, debian:6.12-rt, a point release (debian:6.1.0-47, debian:6.12.117), or a package name (linux-image-...)", name)}
 		}
 		return name, args, nil
 	}
@@ -163,6 +178,9 @@ func checkSpec(spec string) (name, args string, err error) {
 // (linux-image-6.12.118+deb12-cloud-amd64).
 func DebianImage(name string) (string, error) {
 	pkg, short := debianNames[name]
+	if point, ok := debianPoint(name); ok {
+		pkg, short = point, true
+	}
 	switch {
 	case short:
 	case strings.HasPrefix(name, "linux-image-"):

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -55,9 +56,11 @@ func checkCommand() *cli.Command {
 				"('debian:6.1 rcu_nocbs=all'); 2 to 8 times: compare each with the first"},
 			&cli.StringFlag{Name: "rounds", Value: "1", Usage: "with several --vm-kernel: boot each kernel `R` times (1..10), the order " +
 				"alternating round by round, each boot running every scenario ceil(repeat/R) times"},
+			&cli.BoolFlag{Name: "bisect", Usage: "exit as git bisect run reads it: 0 good, 1 a regression against --baseline (bad), 125 cannot test " +
+				"(a kernel that did not boot, a scenario that failed, was skipped or is missing), 128 bad input (git stops)"},
 			formatFlag(checkFormats...), svgFlag, quietFlag,
 		},
-		Action: runCheck,
+		Action: func(c *cli.Context) error { return gitBisectExit(c, runCheck(c)) },
 	}
 }
 
@@ -203,26 +206,27 @@ func (a *checkArgs) here() error {
 		if !a.vm {
 			a.opts.VMUnavailable = "a vm scenario: --vm boots a VM for it"
 		} else if a.opts.VM, err = checkVM("debian"); err != nil {
-			a.opts.VMUnavailable = "needs the VM: " + err.Error()
+			return fmt.Errorf("--vm: %w", err) // asked for: no qemu is exit 4, not a skip
 		}
 	}
 	return nil
 }
 
-// sameSuite refuses a baseline made with another suite than the one that
-// would run: every scenario of it missing now would fail the check.
+// sameSuite refuses a baseline made with a suite of which the one that
+// would run lacks scenarios: each would fail the check as missing. (The
+// quick suite's scenarios are the full suite's: against a quick baseline,
+// a full run's others are new.)
 func (a *checkArgs) sameSuite(c *cli.Context) error {
 	if a.base == nil || c.String("suite") != "" || len(c.StringSlice("results")) > 0 || a.base.Meta.Suite == a.suite.Name {
 		return nil
 	}
 	full, own := check.Own(a.base.Meta.Suite)
-	if nowFull, _ := check.Own(a.suite.Name); own && full == nowFull {
+	nowFull, _ := check.Own(a.suite.Name)
+	switch {
+	case own && (full == nowFull || nowFull):
 		return nil // "default": the full suite, as devbulk before the quick one named it
-	}
-	if own && full {
-		return usagef("--baseline %s was made with devbulk's full suite: give --vm too (about 9 min here), or save a quick baseline with check --save", c.String("baseline"))
-	} else if own {
-		return usagef("--baseline %s was made with devbulk's quick suite: leave out --vm, or save a full baseline with check --vm --save", c.String("baseline"))
+	case own:
+		return usagef("--baseline %s was made with devbulk's full suite: give --vm too (or --here in a fleet's guest), or save a quick baseline with check --save", c.String("baseline"))
 	}
 	return usagef("--baseline %s was made with the suite %q: give that suite with --suite", c.String("baseline"), a.base.Meta.Suite)
 }
@@ -246,6 +250,8 @@ func (a *checkArgs) readKernels(c *cli.Context) error {
 		return usagef("--baseline and several --vm-kernel: the first kernel is the reference")
 	case len(specs) >= 2 && c.String("save") != "":
 		return usagef("--save and several --vm-kernel: save one kernel's results at a time")
+	case c.Bool("bisect") && (a.base == nil || len(specs) > 1):
+		return usagef("--bisect compares one kernel with --baseline FILE (saved on the good kernel): give --baseline and at most one --vm-kernel")
 	case c.String("svg") != "" && a.base == nil && len(specs) < 2:
 		return usagef("--svg draws the comparison: give --baseline FILE or several --vm-kernel")
 	}
@@ -277,7 +283,27 @@ func printCheck(c *cli.Context, a *checkArgs, o outcome, runErr error) error {
 		return runErr
 	}
 	// The check's own outcome decides the exit code.
-	return firstSaying(checkStatus(o.ExitCode()), writeSVG(c, o))
+	status := checkStatus(o.ExitCode())
+	if r, ok := o.(*check.Report); ok && c.Bool("bisect") {
+		status = &exitError{r.GitBisect(), errSilent}
+	}
+	return firstSaying(status, writeSVG(c, o))
+}
+
+// gitBisectExit maps a check --bisect's error to git bisect run's exit
+// statuses: bad input stops git (128), what could not be tested is a skip
+// (125); the check's own verdict (0, 1, 125) and an interrupt (130) stand.
+func gitBisectExit(c *cli.Context, err error) error {
+	var ee *exitError
+	switch {
+	case !c.Bool("bisect"), err == nil, errors.Is(err, context.Canceled):
+		return err
+	case errors.As(err, &ee) && ee.code == exitUsage:
+		return &exitError{128, err}
+	case errors.As(err, &ee) && ee.err == errSilent:
+		return err
+	}
+	return &exitError{125, err}
 }
 
 // ownSuite is devbulk's own suite for check's command line: the full one

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/devbulk/devbulk/bisect"
+	"github.com/devbulk/devbulk/check"
+	"github.com/devbulk/devbulk/vm"
+)
+
+func bisectCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "bisect",
+		Usage: "find the kernel configuration where a teardown's time changed: a scenario measured in the VM on each, the ends first, each step against both ends",
+		Description: "The list is --kernels FILE (one configuration a line, 'K [ARGS]' as --vm-kernel takes them: the first known good,\n" +
+			"the last known bad) or Debian's point releases from --good to --bad (debian:6.1.0-47 .. debian:6.1.0-57). Both\n" +
+			"ends are booted alternately first; when they do not differ significantly by more than --threshold, devbulk says so\n" +
+			"and stops. Each step boots a kernel and compares it with both ends (Mann-Whitney U, 95% intervals), booting it again\n" +
+			"while that is inconclusive; a kernel that does not boot, or hangs past four times the longest boot, is skipped. The\n" +
+			"last good and first bad kernels are then measured again, alternating: the answer stands only if they still differ.\n" +
+			"Every boot is logged (--log): the same command after Ctrl-C or kill -9 resumes, booting nothing it had measured.\n" +
+			"Exit 0: found and confirmed, or no significant change between the ends; 1: found but not confirmed; 2: bad input.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "kernels", Usage: "the ordered list, one kernel configuration `SPEC` a line (# comments), first good, last bad"},
+			&cli.StringFlag{Name: "good", Usage: "the last known good Debian kernel `SPEC` (debian:6.1.0-47, or a linux-image-... package)"},
+			&cli.StringFlag{Name: "bad", Usage: "the first known bad Debian kernel `SPEC`, of the same series and flavour"},
+			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` the scenario comes from (default: devbulk's full suite)"},
+			&cli.StringFlag{Name: "scenario", Usage: "the suite's scenario `NAME` to measure (required when the suite has several)"},
+			&cli.StringFlag{Name: "metric", Usage: "the benchmark that decides: the first whose name starts with `PREFIX` (default: the scenario's first delete, or its netns figure)"},
+			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest change of the metric's median that counts (0%..1000%)"},
+			&cli.StringFlag{Name: "repeat", Value: "4", Usage: "measurements of the scenario in each boot (3..100)"},
+			&cli.StringFlag{Name: "max-boots", Value: "3", Usage: "boots of one candidate at most before it is skipped as inconclusive (1..10)"},
+			&cli.StringFlag{Name: "log", Usage: "keep every boot in `FILE`, to resume from (default: under the user cache, named after the bisection)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the result document"},
+			quietFlag,
+		},
+		Action: runBisect,
+	}
+}
+
+// bisection is a bisection as the command line describes it.
+type bisection struct {
+	opts     bisect.Options
+	scenario check.ScenarioSpec
+	log      string
+}
+
+func runBisect(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	b, err := bisectionOf(c)
+	if err != nil {
+		return err
+	}
+	if b.opts.Log, err = bisect.OpenLog(b.log, bisect.Key(b.opts.Specs, b.scenario, b.opts.Metric, b.opts.ThresholdPct, b.opts.MaxBoots)); err != nil {
+		return err
+	}
+	if n := b.opts.Log.Resumed(); n > 0 && progress(c) != nil {
+		progress(c)(fmt.Sprintf("resuming the bisection logged in %s: %d boots measured", b.log, n))
+	}
+	b.opts.Progress = progress(c)
+	r, runErr := bisect.Run(c.Context, &vmMeasurer{scenario: b.scenario}, b.opts)
+	if r == nil {
+		return runErr
+	}
+	if err := printBisect(c, b, r); err != nil || runErr != nil {
+		return errors.Join(runErr, err)
+	}
+	if r.Found && !r.Confirmed {
+		return &exitError{exitFailed, errSilent}
+	}
+	return nil
+}
+
+func printBisect(c *cli.Context, b *bisection, r *bisect.Result) error {
+	if c.Bool("json") {
+		return json.NewEncoder(c.App.Writer).Encode(struct {
+			*bisect.Result
+			Scenario string `json:"scenario"`
+			Words    string `json:"words"`
+			LastGood string `json:"last_good_spec,omitempty"`
+			FirstBad string `json:"first_bad_spec,omitempty"`
+		}{r, b.scenario.Name, r.Words(b.scenario.Name), r.Specs[r.LastGood], r.Specs[r.FirstBad]})
+	}
+	var reproduce []string
+	for _, k := range []int{r.LastGood, r.FirstBad} {
+		reproduce = append(reproduce, "devbulk vm --kernel "+strconv.Quote(r.Specs[k])+" -- "+strings.Join(b.scenario.Command(), " "))
+	}
+	reproduce = append(reproduce, "devbulk "+strings.Join(os.Args[1:], " ")+"   # this bisection, from its log")
+	return r.WriteReport(c.App.Writer, b.scenario.Name, reproduce)
+}
+
+// bisectionOf reads and checks the command line: nothing is booted until
+// every kernel, the scenario and the metric are known to be good.
+func bisectionOf(c *cli.Context) (*bisection, error) {
+	specs, err := kernelList(c)
+	if err != nil {
+		return nil, err
+	}
+	b := &bisection{opts: bisect.Options{Specs: specs, Metric: c.String("metric")}}
+	if b.opts.ThresholdPct, err = check.ParseThreshold(c.String("threshold")); err != nil {
+		return nil, usage(err)
+	}
+	if b.opts.MaxBoots, err = intFlag(c, "max-boots", 1, 10); err != nil {
+		return nil, err
+	}
+	if b.scenario, err = bisectScenario(c); err != nil {
+		return nil, err
+	}
+	if b.opts.Metric, err = metricOf(b.scenario, b.opts.Metric); err != nil {
+		return nil, err
+	}
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		return nil, vm.ErrNoQemu
+	}
+	b.log, err = bisectLog(c, b)
+	return b, err
+}
+
+// kernelList is the ordered list of kernel configurations: --kernels's
+// lines, or Debian's packages from --good to --bad; each is checked
+// without fetching anything.
+func kernelList(c *cli.Context) ([]string, error) {
+	file, good, bad := c.String("kernels"), c.String("good"), c.String("bad")
+	var specs []string
+	var err error
+	switch {
+	case file != "" && (good != "" || bad != ""):
+		return nil, usagef("--kernels and --good/--bad: give the list one way")
+	case file != "":
+		specs, err = readKernels(file)
+	case good != "" && bad != "":
+		specs, err = vm.DebianRange(good, bad)
+	default:
+		return nil, usagef("bisect needs --kernels FILE, or --good and --bad Debian kernels (debian:6.1.0-47, debian:6.1.0-57)")
+	}
+	if errors.Is(err, vm.ErrBadSpec) {
+		return nil, usage(err)
+	} else if err != nil {
+		return nil, err
+	}
+	for _, spec := range specs {
+		if err := vm.Check(spec); err != nil {
+			return nil, usagef("kernel %s: %w", spec, err)
+		}
+	}
+	return specs, nil
+}
+
+// readKernels reads a list of kernel configurations: at least two, no two
+// alike.
+func readKernels(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("--kernels: %w", err)
+	}
+	defer f.Close()
+	var specs []string
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		spec := strings.Join(strings.Fields(strings.SplitN(sc.Text(), "#", 2)[0]), " ")
+		switch {
+		case spec == "":
+			continue
+		case slices.Contains(specs, spec):
+			return nil, usagef("--kernels %s: line %d: %q is in the list twice", path, line, spec)
+		}
+		specs = append(specs, spec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, usagef("--kernels %s: %w", path, err)
+	}
+	if len(specs) < 2 {
+		return nil, usagef("--kernels %s: %d kernel configurations; a bisection needs at least two (the first good, the last bad)", path, len(specs))
+	}
+	return specs, nil
+}
+
+// bisectScenario is the scenario --scenario names in the suite, measured
+// --repeat times in each boot.
+func bisectScenario(c *cli.Context) (check.ScenarioSpec, error) {
+	_, suite, err := readSuite(c, check.FullSuite())
+	if err != nil {
+		return check.ScenarioSpec{}, err
+	}
+	name := c.String("scenario")
+	if name == "" && len(suite.Scenarios) == 1 {
+		name = suite.Scenarios[0].Name
+	}
+	sc, names, ok := suite.Scenario(name)
+	if !ok {
+		return sc, usagef("--scenario %q: the suite %s has %s", name, suite.Name, strings.Join(names, ", "))
+	}
+	sc.Repeat, err = intFlag(c, "repeat", 3, 100) // 3 a boot: a U test can tell a candidate from an end after one boot
+	return sc, err
+}
+
+// metricOf checks --metric against what the scenario measures; empty, it
+// is the scenario's headline.
+func metricOf(sc check.ScenarioSpec, metric string) (string, error) {
+	names := sc.Benchmarks()
+	switch {
+	case metric == "" && sc.Netns != nil:
+		return names[0], nil
+	case metric == "":
+		return "Delete/", nil
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, metric) || strings.HasPrefix(metric, n) {
+			return metric, nil
+		}
+	}
+	return "", usagef("--metric %q: scenario %s measures %s", metric, sc.Name, strings.Join(names, ", "))
+}
+
+// bisectLog is where the bisection keeps its boots: --log, else a file
+// named after it under the user cache.
+func bisectLog(c *cli.Context, b *bisection) (string, error) {
+	if path := c.String("log"); path != "" {
+		return path, nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory for the bisection's log (give --log FILE): %w", err)
+	}
+	return filepath.Join(dir, "devbulk", "bisect", bisect.Key(b.opts.Specs, b.scenario, b.opts.Metric)+".json"), nil
+}
+
+// vmMeasurer boots a kernel in devbulk's VM and measures one scenario.
+type vmMeasurer struct{ scenario check.ScenarioSpec }
+
+func (m *vmMeasurer) Measure(ctx context.Context, spec string, timeout time.Duration) (map[string][]float64, error) {
+	k, err := findKernel(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", bisect.ErrNoBoot, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := check.Run(ctx, &check.Suite{Name: "bisect", Scenarios: []check.ScenarioSpec{m.scenario}}, check.RunOptions{VM: k, AllInVM: true, SkipUnbootable: true})
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, fmt.Errorf("%w: hung: no answer within %s", bisect.ErrNoBoot, timeout.Round(time.Second))
+	case err != nil:
+		return nil, err
+	case len(r.Scenarios) != 1:
+		return nil, fmt.Errorf("%w: no results", bisect.ErrNoBoot)
+	case r.Scenarios[0].Skip != "" || r.Scenarios[0].Error != "":
+		return nil, fmt.Errorf("%w: %s%s", bisect.ErrNoBoot, r.Scenarios[0].Skip, r.Scenarios[0].Error)
+	}
+	out := map[string][]float64{}
+	for _, l := range r.Scenarios[0].Lines {
+		for _, v := range l.Values {
+			if v.Unit == check.UnitNsPerOp {
+				out[l.Name] = append(out[l.Name], v.Value)
+			}
+		}
+	}
+	return out, nil
+}
