@@ -182,3 +182,15 @@ func TestReport(t *testing.T) {
 		}
 	}
 }
+
+// Progress names the phase, the step of about how many, and the time left.
+func TestProgress(t *testing.T) {
+	f, specs := planted(8, 5)
+	var said []string
+	if _, err := Run(context.Background(), f, Options{Specs: specs, Metric: "Delete/", ThresholdPct: 25, Progress: func(s string) { said = append(said, s) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(said) != len(f.boots) || said[0] != "bisect: ends, boot 1 (k0)" || !strings.HasPrefix(said[4], "bisect: step 1 of about 3, boot 5 (k3, about ") || !strings.Contains(said[len(said)-1], "confirm, boot") {
+		t.Errorf("progress: %q", said)
+	}
+}

@@ -322,5 +322,8 @@ func (b *bisection) progress(phase, spec string) string {
 		total := 2*b.o.EndBoots + int(steps)*b.o.StepBoots + 2*b.o.ConfirmBoots
 		left = fmt.Sprintf(", about %s left", (per * time.Duration(max(total-b.r.Boots, 1))).Round(time.Second))
 	}
+	if phase == "step" {
+		phase = fmt.Sprintf("step %d of about %.0f", len(b.r.Steps)+1, math.Ceil(math.Log2(float64(len(b.o.Specs)-1))))
+	}
 	return fmt.Sprintf("bisect: %s, boot %d (%s%s)", phase, b.r.Boots+1, spec, left)
 }

@@ -90,13 +90,13 @@ func TestVMBisectFindsThePlantedSlowdown(t *testing.T) {
 	logged := loggedBoots(log)
 	r := run(t, dir, args...)
 	var doc struct {
-		Found, Confirmed   bool
-		LastGood, FirstBad int
-		Boots              int
-		Words              string
-		Steps              []struct{ Verdict string }
-		LastGoodSpec       string `json:"last_good_spec"`
-		FirstBadSpec       string `json:"first_bad_spec"`
+		Found, Confirmed bool
+		LastGood         int `json:"last_good"`
+		FirstBad         int `json:"first_bad"`
+		Boots            int
+		Words            string
+		Steps            []struct{ Verdict string }
+		FirstBadSpec     string `json:"first_bad_spec"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != 0 || err != nil {
 		t.Fatalf("bisect: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)

@@ -34,7 +34,7 @@ func bisectCommand() *cli.Command {
 			"Every boot is logged (--log): the same command after Ctrl-C or kill -9 resumes, booting nothing it had measured.\n" +
 			"Exit 0: found and confirmed, or no significant change between the ends; 1: found but not confirmed; 2: bad input.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "kernels", Usage: "the ordered list, one kernel configuration `SPEC` a line (# comments), first good, last bad"},
+			&cli.StringFlag{Name: "kernels", Usage: "the ordered list in `FILE`, one kernel configuration a line as --vm-kernel takes them (# comments), first good, last bad"},
 			&cli.StringFlag{Name: "good", Usage: "the last known good Debian kernel `SPEC` (debian:6.1.0-47, or a linux-image-... package)"},
 			&cli.StringFlag{Name: "bad", Usage: "the first known bad Debian kernel `SPEC`, of the same series and flavour"},
 			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` the scenario comes from (default: devbulk's full suite)"},
