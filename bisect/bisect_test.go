@@ -194,3 +194,22 @@ func TestProgress(t *testing.T) {
 		t.Errorf("progress: %q", said)
 	}
 }
+
+func TestKTAP(t *testing.T) {
+	f, specs := planted(8, 5)
+	f.dead["k3"] = true
+	r, err := Run(context.Background(), f, Options{Specs: specs, Metric: "Delete/", ThresholdPct: 25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := r.WriteKTAP(&b, "s"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"KTAP version 1\n1..5\n# devbulk found a", "ok 1 ends # k7 against k0: +", "ok 2 step_3 # SKIP k3: kernel did not run the scenario", "ok 3 step_4 # k4: good", "ok 5 confirmation # +"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("KTAP lacks %q:\n%s", want, out)
+		}
+	}
+}

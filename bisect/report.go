@@ -125,3 +125,33 @@ func meanStddevPct(v []float64) (mean, pct float64) {
 	}
 	return mean, pct
 }
+
+// WriteKTAP writes the bisection as KTAP, for fleets' parsers: the answer
+// in a diagnostic line, then a test for the ends, one per step (a skipped
+// kernel a SKIP) and one for the confirmation, which fails when the
+// answer was not confirmed.
+func (r *Result) WriteKTAP(w io.Writer, scenario string) error {
+	fmt.Fprintf(w, "KTAP version 1\n1..%d\n# %s\n", len(r.Steps)+2, r.Words(scenario))
+	fmt.Fprintf(w, "ok 1 ends # %s against %s: %s\n", r.Specs[len(r.Specs)-1], r.Specs[0], r.Ends)
+	for i, st := range r.Steps {
+		if st.Verdict == Skip {
+			fmt.Fprintf(w, "ok %d step_%d # SKIP %s: %s\n", i+2, st.Index, st.Spec, st.Why)
+			continue
+		}
+		fmt.Fprintf(w, "ok %d step_%d # %s: %s (%s)\n", i+2, st.Index, st.Spec, st.Verdict, st.Why)
+	}
+	n := len(r.Steps) + 2
+	switch {
+	case !r.Found:
+		_, err := fmt.Fprintf(w, "ok %d confirmation # SKIP nothing to confirm\n", n)
+		return err
+	case r.Confirmed:
+		_, err := fmt.Fprintf(w, "ok %d confirmation # %s\n", n, r.Confirmation)
+		return err
+	case r.Confirmation == nil:
+		_, err := fmt.Fprintf(w, "not ok %d confirmation # not measured: the bisection was stopped\n", n)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "not ok %d confirmation # %s\n", n, r.Confirmation)
+	return err
+}

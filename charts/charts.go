@@ -26,6 +26,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bisect"
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/netnsbench"
@@ -507,12 +508,19 @@ func FromDocument(b []byte) (*plot.Plot, error) {
 		Current  json.RawMessage `json:"current"`
 		Meta     json.RawMessage `json:"meta"`
 		Kernels  json.RawMessage `json:"kernels"`
+		Specs    json.RawMessage `json:"specs"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return nil, fmt.Errorf("not a JSON result document: %w", err)
 	}
 	dec := func(v any) error { return json.NewDecoder(bytes.NewReader(b)).Decode(v) }
 	switch {
+	case probe.Specs != nil:
+		var r bisect.Result
+		if err := dec(&r); err != nil {
+			return nil, err
+		}
+		return Bisect(&r)
 	case probe.Kernels != nil:
 		var m check.Matrix
 		if err := dec(&m); err != nil {

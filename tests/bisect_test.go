@@ -82,7 +82,8 @@ func TestVMBisectFindsThePlantedSlowdown(t *testing.T) {
 	kernels, suite, log := filepath.Join(dir, "kernels"), filepath.Join(dir, "suite.json"), filepath.Join(dir, "log.json")
 	os.WriteFile(kernels, []byte(list.String()), 0o644)
 	os.WriteFile(suite, []byte(bisectSuite), 0o644)
-	args := []string{"bisect", "--kernels", kernels, "--suite", suite, "--repeat", "3", "--log", log, "--json"}
+	svg := filepath.Join(dir, "bisect.svg")
+	args := []string{"bisect", "--kernels", kernels, "--suite", suite, "--repeat", "3", "--log", log, "--json", "--svg", svg}
 	cmd, _ := start(t, dir, args...)
 	waitFor(t, "the ends measured", func() bool { return loggedBoots(log) >= 4 })
 	cmd.Process.Signal(syscall.SIGKILL)
@@ -109,6 +110,9 @@ func TestVMBisectFindsThePlantedSlowdown(t *testing.T) {
 	}
 	if loggedBoots(log) != doc.Boots || logged < 4 {
 		t.Errorf("%d boots in all, %d logged before the kill, %d in the log now", doc.Boots, logged, loggedBoots(log))
+	}
+	if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), "<svg") {
+		t.Errorf("--svg: %v, %d bytes", err, len(b))
 	}
 	t.Logf("%s", doc.Words)
 }

@@ -44,8 +44,8 @@ func bisectCommand() *cli.Command {
 			&cli.StringFlag{Name: "repeat", Value: "4", Usage: "measurements of the scenario in each boot (3..100)"},
 			&cli.StringFlag{Name: "max-boots", Value: "3", Usage: "boots of one candidate at most before it is skipped as inconclusive (1..10)"},
 			&cli.StringFlag{Name: "log", Usage: "keep every boot in `FILE`, to resume from (default: under the user cache, named after the bisection)"},
-			&cli.BoolFlag{Name: "json", Usage: "print the result document"},
-			quietFlag,
+			&cli.BoolFlag{Name: "json", Usage: "print the result document (--format json)"},
+			formatFlag("table", "json", "ktap"), svgFlag, quietFlag,
 		},
 		Action: runBisect,
 	}
@@ -56,6 +56,7 @@ type bisection struct {
 	opts     bisect.Options
 	scenario check.ScenarioSpec
 	log      string
+	format   string
 }
 
 func runBisect(c *cli.Context) error {
@@ -86,22 +87,38 @@ func runBisect(c *cli.Context) error {
 	return nil
 }
 
+// bisectDoc is the bisection's result document (--json, and what --svg
+// hands devbulk-plot).
+type bisectDoc struct {
+	*bisect.Result
+	Scenario string `json:"scenario"`
+	Words    string `json:"words"`
+	LastGood string `json:"last_good_spec,omitempty"`
+	FirstBad string `json:"first_bad_spec,omitempty"`
+}
+
 func printBisect(c *cli.Context, b *bisection, r *bisect.Result) error {
-	if c.Bool("json") {
-		return json.NewEncoder(c.App.Writer).Encode(struct {
-			*bisect.Result
-			Scenario string `json:"scenario"`
-			Words    string `json:"words"`
-			LastGood string `json:"last_good_spec,omitempty"`
-			FirstBad string `json:"first_bad_spec,omitempty"`
-		}{r, b.scenario.Name, r.Words(b.scenario.Name), r.Specs[r.LastGood], r.Specs[r.FirstBad]})
+	doc := bisectDoc{r, b.scenario.Name, r.Words(b.scenario.Name), r.Specs[r.LastGood], r.Specs[r.FirstBad]}
+	var err error
+	switch b.format {
+	case "json":
+		err = json.NewEncoder(c.App.Writer).Encode(doc)
+	case "ktap":
+		err = r.WriteKTAP(c.App.Writer, b.scenario.Name)
+	default:
+		err = r.WriteReport(c.App.Writer, b.scenario.Name, reproduce(b, r))
 	}
+	return firstSaying(err, writeSVG(c, doc))
+}
+
+// reproduce are the commands that measure the answer's two kernels by
+// hand, and the bisection again (from its log).
+func reproduce(b *bisection, r *bisect.Result) []string {
 	var reproduce []string
 	for _, k := range []int{r.LastGood, r.FirstBad} {
 		reproduce = append(reproduce, "devbulk vm --kernel "+strconv.Quote(r.Specs[k])+" -- "+strings.Join(b.scenario.Command(), " "))
 	}
-	reproduce = append(reproduce, "devbulk "+strings.Join(os.Args[1:], " ")+"   # this bisection, from its log")
-	return r.WriteReport(c.App.Writer, b.scenario.Name, reproduce)
+	return append(reproduce, "devbulk "+strings.Join(os.Args[1:], " ")+"   # this bisection, from its log")
 }
 
 // bisectionOf reads and checks the command line: nothing is booted until
@@ -112,6 +129,9 @@ func bisectionOf(c *cli.Context) (*bisection, error) {
 		return nil, err
 	}
 	b := &bisection{opts: bisect.Options{Specs: specs, Metric: c.String("metric")}}
+	if b.format, err = outputFormat(c, "table", "json", "ktap"); err != nil {
+		return nil, err
+	}
 	if b.opts.ThresholdPct, err = check.ParseThreshold(c.String("threshold")); err != nil {
 		return nil, usage(err)
 	}
