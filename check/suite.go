@@ -339,6 +339,15 @@ func jsonType(k reflect.Kind) string {
 	return k.String()
 }
 
+// Profile has the scenario break its phases down by kernel function too.
+func (sc *ScenarioSpec) Profile() {
+	if sc.Bench != nil {
+		sc.Bench.Profile = true
+	} else if sc.Netns != nil {
+		sc.Netns.Profile = true
+	}
+}
+
 // Scenario is the suite's scenario of that name; ok is false, with the
 // names there are, when there is none.
 func (s *Suite) Scenario(name string) (ScenarioSpec, []string, bool) {

@@ -31,6 +31,10 @@ func TestBisectBadInput(t *testing.T) {
 	twice := write("twice", "debian:6.1\n# a comment\ndebian:6.1\n")
 	unknown := write("unknown", "debian:6.1\ndebain:6.12\n")
 	good := write("good", "debian:6.1\ndebian:6.1 rcupdate.rcu_normal=1\n")
+	builds := filepath.Join(dir, "builds") // one build, and a directory that is none
+	os.MkdirAll(filepath.Join(builds, "v6.18", "lib", "modules", "6.18.0"), 0o755)
+	os.MkdirAll(filepath.Join(builds, "notes"), 0o755)
+	write("builds/v6.18/bzImage", "x")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -40,6 +44,7 @@ func TestBisectBadInput(t *testing.T) {
 		{[]string{"--kernels", twice}, `line 3: "debian:6.1" is in the list twice`},
 		{[]string{"--kernels", unknown}, `unknown kernel "debain:6.12"`},
 		{[]string{"--kernels", filepath.Join(dir, "none")}, "--kernels: open"},
+		{[]string{"--kernels", builds}, "1 builds (subdirectories with one bzImage or vmlinuz*); a bisection needs at least two"},
 		{[]string{"--good", "debian:6.1.0-57", "--bad", "debian:6.1.0-47"}, "is not older than --bad"},
 		{[]string{"--good", "debian:6.1.0-47", "--bad", "debian:6.1.0-47"}, "are the same kernel"},
 		{[]string{"--kernels", good, "--scenario", "nope"}, `--scenario "nope": the suite full has dummy, vlan`},

@@ -34,7 +34,8 @@ func bisectCommand() *cli.Command {
 			"Every boot is logged (--log): the same command after Ctrl-C or kill -9 resumes, booting nothing it had measured.\n" +
 			"Exit 0: found and confirmed, or no significant change between the ends; 1: found but not confirmed; 2: bad input.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "kernels", Usage: "the ordered list in `FILE`, one kernel configuration a line as --vm-kernel takes them (# comments), first good, last bad"},
+			&cli.StringFlag{Name: "kernels", Usage: "the ordered list in `FILE`, one kernel configuration a line as --vm-kernel takes them (# comments), first good, last bad; " +
+				"or a directory of builds, one subdirectory each in name order, holding bzImage (or vmlinuz*) and, for modules, lib/modules/RELEASE"},
 			&cli.StringFlag{Name: "good", Usage: "the last known good Debian kernel `SPEC` (debian:6.1.0-47, or a linux-image-... package)"},
 			&cli.StringFlag{Name: "bad", Usage: "the first known bad Debian kernel `SPEC`, of the same series and flavour"},
 			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` the scenario comes from (default: devbulk's full suite)"},
@@ -44,6 +45,7 @@ func bisectCommand() *cli.Command {
 			&cli.StringFlag{Name: "repeat", Value: "4", Usage: "measurements of the scenario in each boot (3..100)"},
 			&cli.StringFlag{Name: "max-boots", Value: "3", Usage: "boots of one candidate at most before it is skipped as inconclusive (1..10)"},
 			&cli.StringFlag{Name: "log", Usage: "keep every boot in `FILE`, to resume from (default: under the user cache, named after the bisection)"},
+			&cli.BoolFlag{Name: "profile", Usage: "also break the scenario down by kernel function: the report's table then sets the two kernels' profiles side by side"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result document (--format json)"},
 			formatFlag("table", "json", "ktap"), svgFlag, quietFlag,
 		},
@@ -181,9 +183,12 @@ func kernelList(c *cli.Context) ([]string, error) {
 	return specs, nil
 }
 
-// readKernels reads a list of kernel configurations: at least two, no two
-// alike.
+// readKernels reads a list of kernel configurations (or the builds in a
+// directory): at least two, no two alike.
 func readKernels(path string) ([]string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return buildsIn(path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, usagef("--kernels: %w", err)
@@ -210,6 +215,36 @@ func readKernels(path string) ([]string, error) {
 	return specs, nil
 }
 
+// buildsIn lists the kernels built into the subdirectories of dir, in
+// name order: each one's bzImage (or vmlinuz*), with its lib/modules/REL
+// when it has one.
+func buildsIn(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, usagef("--kernels: %w", err)
+	}
+	var specs []string
+	for _, e := range entries {
+		sub := filepath.Join(dir, e.Name())
+		images, _ := filepath.Glob(filepath.Join(sub, "bzImage"))
+		if more, _ := filepath.Glob(filepath.Join(sub, "vmlinuz*")); len(images) == 0 {
+			images = more
+		}
+		if !e.IsDir() || len(images) != 1 {
+			continue
+		}
+		spec := images[0]
+		if mods, _ := filepath.Glob(filepath.Join(sub, "lib", "modules", "*")); len(mods) == 1 {
+			spec += ":" + mods[0]
+		}
+		specs = append(specs, spec)
+	}
+	if len(specs) < 2 {
+		return nil, usagef("--kernels %s: %d builds (subdirectories with one bzImage or vmlinuz*); a bisection needs at least two", dir, len(specs))
+	}
+	return specs, nil
+}
+
 // bisectScenario is the scenario --scenario names in the suite, measured
 // --repeat times in each boot.
 func bisectScenario(c *cli.Context) (check.ScenarioSpec, error) {
@@ -224,6 +259,9 @@ func bisectScenario(c *cli.Context) (check.ScenarioSpec, error) {
 	sc, names, ok := suite.Scenario(name)
 	if !ok {
 		return sc, usagef("--scenario %q: the suite %s has %s", name, suite.Name, strings.Join(names, ", "))
+	}
+	if c.Bool("profile") {
+		sc.Profile()
 	}
 	sc.Repeat, err = intFlag(c, "repeat", 3, 100) // 3 a boot: a U test can tell a candidate from an end after one boot
 	return sc, err
