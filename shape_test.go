@@ -112,3 +112,12 @@ func TestNoKindComparedByName(t *testing.T) {
 		})
 	})
 }
+
+// No source file outside tests over 600 lines: one job a file (issue 38).
+func TestFileLength(t *testing.T) {
+	eachSource(t, nil, func(path string, fset *token.FileSet, f *ast.File) {
+		if n := fset.File(f.Pos()).LineCount(); n > 600 {
+			t.Errorf("%s is %d lines long (at most 600): split it by job", path, n)
+		}
+	})
+}
