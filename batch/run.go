@@ -96,8 +96,9 @@ func (o CreateOptions) fits() error {
 	return devices.FitsNow(o.Kind, lower, o.Devices.Count)
 }
 
-// planRun plans a run in c's namespace as it is now: a fresh group, free
-// VNIs, the lower devices (chosen or planned, in lowers), every name free.
+// planRun plans a run in c's namespace as it is now: a fresh group, what
+// its kind picks free (a vxlan's VNIs), the lower devices (chosen or
+// planned, in lowers), every name free.
 // Advisory: a scan beside a busy creator sees too much rather than too
 // little, and the kernel refuses a name in use (EEXIST) whatever it saw.
 func planRun(c *nlbatch.Conn, o *CreateOptions) (links, lowers []devices.Link, set *Set, err error) {
@@ -106,10 +107,8 @@ func planRun(c *nlbatch.Conn, o *CreateOptions) (links, lowers []devices.Link, s
 		return nil, nil, nil, err
 	}
 	o.Devices.Group = FreshGroup(existing, ledgerOr(o.Ledger).Taken)
-	if o.Kind.VNIs && o.Devices.VNIBase == 0 {
-		if o.Devices.VNIBase, err = freeVNIs(existing, o.Devices.Count, o.Devices.Group); err != nil {
-			return nil, nil, nil, err
-		}
+	if err := o.Kind.Pick(existing, &o.Devices); err != nil {
+		return nil, nil, nil, devbulk.Mark(ErrConflict, "%w", err)
 	}
 	if o.Kind.NeedsLower {
 		if o.Devices.Lowers, lowers, err = chooseLowers(*o, existing); err != nil {
@@ -152,21 +151,6 @@ func (o CreateOptions) undo(ctx context.Context, c *nlbatch.Conn, set *Set, caus
 		return nil, errors.Join(cause, err)
 	}
 	return nil, cause
-}
-
-// freeVNIs picks count consecutive VNIs no link of the namespace uses.
-func freeVNIs(existing []nlbatch.Link, count int, seed uint32) (uint32, error) {
-	used := map[uint32]bool{}
-	for _, l := range existing {
-		if l.VNI != 0 {
-			used[l.VNI] = true
-		}
-	}
-	base, err := devices.FreeVNIs(count, seed, used)
-	if err != nil {
-		return 0, devbulk.Mark(ErrConflict, "%w", err)
-	}
-	return base, nil
 }
 
 // PrepareLowers creates the lower devices that the links of kind k planned

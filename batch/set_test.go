@@ -32,7 +32,7 @@ func TestOwnershipNeedsIndexNameGroupAndPrefix(t *testing.T) {
 	}
 	mine := []nlbatch.Link{{Index: 10, Name: "dbk0", Group: 7}, {Index: 11, Name: "dbk1", Group: 7}, {Index: 12, Name: "dbkl0", Group: 7}}
 	all := append([]nlbatch.Link{{Index: 20, Name: "theirs", Parent: 12}, {Index: 21, Name: "dbk5", Group: 7, Parent: 12},
-		{Index: 22, Name: "x", Parent: 3}, {Index: 23, Name: "port", Master: 10}, {Index: 24, Name: "vx", Kind: "vxlan", VxlanLink: 11},
+		{Index: 22, Name: "x", Parent: 3}, {Index: 23, Name: "port", Master: 10}, {Index: 24, Name: "vx", Kind: "vxlan", Data: devices.VxlanData{Link: 11}},
 		{Index: 25, Name: "elsewhere", Parent: 10, HasParentNetns: true}, {Index: 26, Name: "on-eth0", Parent: 14}}, mine...)
 	// eth0 (14) is recorded but not the run's now: what sits on it is not checked.
 	if got := s.foreignDependents(mine, all); strings.Join(got, ",") != "dbk5,port,theirs,vx" {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/nlbatch"
 )
 
 // Kind is the factory of one link kind.
@@ -37,9 +39,6 @@ type Kind struct {
 	// (Options.RemoteBase); VlanProtos, links that take a vlan protocol
 	// (Options.VlanProto).
 	Remotes, VlanProtos bool
-	// VNIs reports links told apart by a VNI (Options.VNIBase), which must
-	// be free in the namespace (FreeVNIs).
-	VNIs bool
 	// Peers reports links that come in pairs (veth): each link's peer,
 	// its IFLA_LINK, is made and deleted with it.
 	Peers bool
@@ -64,12 +63,25 @@ type Kind struct {
 
 	// check validates the kind's own options.
 	check func(o Options) error
+	// pick chooses identifiers of the run's (a vxlan's VNIs) that no link
+	// of the namespace uses, into o, unless o gives them.
+	pick func(existing []nlbatch.Link, o *Options) error
 	// assign fills the kind's own fields of the i-th link of a run.
 	assign func(l *Link, i int, o Options)
 	// data adds the kind's IFLA_INFO_DATA, if it has one.
 	data func(l *Link, info *nl.RtAttr)
 	// ipArgs is the kind's part of an `ip link add` line, after "type".
 	ipArgs func(l *Link) string
+}
+
+// Pick chooses what the run's links must not share with the namespace's
+// (existing) into o, unless o gives it: a vxlan run's VNIs, from those in
+// use. Kinds with nothing of the sort have nothing to pick.
+func (k *Kind) Pick(existing []nlbatch.Link, o *Options) error {
+	if k.pick == nil {
+		return nil
+	}
+	return k.pick(existing, o)
 }
 
 // MaxCount is the most links one run creates, whatever the kind; whether

@@ -21,7 +21,7 @@ const maxVNI = 1<<24 - 1
 // in use on the same port: a run in a namespace that holds vxlans gets
 // free ones (FreeVNIs).
 var Vxlan = register(&Kind{
-	Name: "vxlan", KernelKiB: 43, Module: "vxlan", Config: "CONFIG_VXLAN", VNIs: true,
+	Name: "vxlan", KernelKiB: 43, Module: "vxlan", Config: "CONFIG_VXLAN", pick: pickVNIs,
 	assign: func(l *Link, i int, o Options) { l.VNI = max(o.VNIBase, 1) + uint32(i) },
 	check: func(o Options) error {
 		if last := uint64(max(o.VNIBase, 1)) + uint64(o.Count) - 1; last > maxVNI {
@@ -70,18 +70,45 @@ func FreeVNIs(count int, seed uint32, used map[uint32]bool) (uint32, error) {
 	return 0, fmt.Errorf("no %d consecutive free VNIs in this namespace", count)
 }
 
-// A vxlan sits on its IFLA_VXLAN_LINK (the safety checks need it: deleting
-// that device takes the vxlan along) and holds a VNI (free VNIs are picked
-// from those in use).
+// VxlanData is what a vxlan's IFLA_INFO_DATA says: the device it sits on
+// (IFLA_VXLAN_LINK: the safety checks need it, deleting that device takes
+// the vxlan along) and its VNI (free VNIs are picked from those in use).
+type VxlanData struct {
+	Link int32
+	VNI  uint32
+}
+
+// On is the device the vxlan sits on.
+func (d VxlanData) On() int32 { return d.Link }
+
 func init() {
-	nlbatch.RegisterInfoData(Vxlan.Name, func(l *nlbatch.Link, data []byte) {
+	nlbatch.RegisterInfoData(Vxlan.Name, func(data []byte) nlbatch.KindData {
+		var d VxlanData
 		nlbatch.ForEachAttr(data, func(typ uint16, v []byte) {
 			switch {
 			case typ == unix.IFLA_VXLAN_LINK && len(v) >= 4:
-				l.VxlanLink = int32(binary.NativeEndian.Uint32(v))
+				d.Link = int32(binary.NativeEndian.Uint32(v))
 			case typ == unix.IFLA_VXLAN_ID && len(v) >= 4:
-				l.VNI = binary.NativeEndian.Uint32(v)
+				d.VNI = binary.NativeEndian.Uint32(v)
 			}
 		})
+		return d
 	})
+}
+
+// pickVNIs gives o the first of o.Count consecutive VNIs that no link of
+// existing uses (FreeVNIs, seeded by the run's group), unless o names one.
+func pickVNIs(existing []nlbatch.Link, o *Options) error {
+	if o.VNIBase != 0 {
+		return nil
+	}
+	used := map[uint32]bool{}
+	for _, l := range existing {
+		if d, ok := l.Data.(VxlanData); ok && d.VNI != 0 {
+			used[d.VNI] = true
+		}
+	}
+	var err error
+	o.VNIBase, err = FreeVNIs(o.Count, o.Group, used)
+	return err
 }

@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/vishvananda/netlink/nl"
@@ -58,7 +59,7 @@ func TestVxlanInfoDataParsed(t *testing.T) {
 	}
 	msg := links[0].Message()
 	l, err := nlbatch.ParseLink(msg)
-	if err != nil || l.Kind != "vxlan" || l.VNI != 4242 {
+	if err != nil || l.Kind != "vxlan" || l.Data != (VxlanData{VNI: 4242}) {
 		t.Fatalf("%+v, %v; want VNI 4242", l, err)
 	}
 	// The same data with IFLA_VXLAN_LINK added.
@@ -67,7 +68,7 @@ func TestVxlanInfoDataParsed(t *testing.T) {
 	data := info.AddRtAttr(nl.IFLA_INFO_DATA, nil)
 	data.AddRtAttr(nl.IFLA_VXLAN_LINK, nl.Uint32Attr(7))
 	msg = append(msg[:unix.NLMSG_HDRLEN+unix.SizeofIfInfomsg:unix.NLMSG_HDRLEN+unix.SizeofIfInfomsg], info.Serialize()...)
-	if l, err = nlbatch.ParseLink(msg); err != nil || l.VxlanLink != 7 {
+	if l, err = nlbatch.ParseLink(msg); err != nil || l.Data != (VxlanData{Link: 7}) || slices.Index(l.Lowers(), 7) < 0 {
 		t.Errorf("%+v, %v; want VxlanLink 7", l, err)
 	}
 }

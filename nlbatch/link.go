@@ -28,17 +28,24 @@ type Link struct {
 	HasParentNetns bool  `json:",omitempty"`
 	// Master is IFLA_MASTER: the bridge or bond the device is enslaved to.
 	Master int32 `json:",omitempty"`
-	// VxlanLink is a vxlan's IFLA_VXLAN_LINK: the device it sits on, which
-	// takes the vxlan with it when deleted (vxlan has no IFLA_LINK). VNI is
-	// its IFLA_VXLAN_ID. Both are read from IFLA_INFO_DATA by the parser
-	// package devices registers (RegisterInfoData).
-	VxlanLink int32  `json:",omitempty"`
-	VNI       uint32 `json:",omitempty"`
+	// Data is what the link's kind says of it in IFLA_INFO_DATA, read by
+	// the parser the kind registered (RegisterInfoData): nlbatch knows no
+	// kind.
+	Data KindData `json:"-"`
+}
+
+// KindData is a link's kind-specific part, as its kind's parser read it
+// from IFLA_INFO_DATA.
+type KindData interface {
+	// On is the ifindex of a device in the same namespace that the link
+	// sits on besides IFLA_LINK (a vxlan's IFLA_VXLAN_LINK): deleting it
+	// takes the link along. 0: none.
+	On() int32
 }
 
 // infoData reads IFLA_INFO_DATA, whose attributes each kind numbers its
 // own way, by kind name.
-var infoData = map[string]func(l *Link, data []byte){}
+var infoData = map[string]func(data []byte) KindData{}
 
 // ForEachAttr walks a run of netlink attributes (an IFLA_INFO_DATA, say),
 // bounds-checked, stopping at the first malformed one; the type has the
@@ -46,12 +53,14 @@ var infoData = map[string]func(l *Link, data []byte){}
 func ForEachAttr(b []byte, fn func(typ uint16, value []byte)) { nlwire.ForEachAttr(b, fn) }
 
 // RegisterInfoData makes ParseLink read the IFLA_INFO_DATA of links of
-// kind with parse. It is called from init (package devices does, for the
-// kinds whose data a Link holds), never concurrently with ParseLink.
-func RegisterInfoData(kind string, parse func(l *Link, data []byte)) { infoData[kind] = parse }
+// kind with parse, into Link.Data. It is called from init (package devices
+// does, for the kinds with data of their own), never concurrently with
+// ParseLink.
+func RegisterInfoData(kind string, parse func(data []byte) KindData) { infoData[kind] = parse }
 
 // Lowers lists the ifindexes in the same namespace whose deletion deletes
-// or changes l: its IFLA_LINK lower, its master and its vxlan lower device.
+// or changes l: its IFLA_LINK lower, its master and what its kind's data
+// says it sits on.
 func (l Link) Lowers() []int32 {
 	var out []int32
 	if l.Parent != 0 && !l.HasParentNetns {
@@ -60,8 +69,8 @@ func (l Link) Lowers() []int32 {
 	if l.Master != 0 {
 		out = append(out, l.Master)
 	}
-	if l.VxlanLink != 0 {
-		out = append(out, l.VxlanLink)
+	if l.Data != nil && l.Data.On() != 0 {
+		out = append(out, l.Data.On())
 	}
 	return out
 }
@@ -212,7 +221,7 @@ func ParseLink(msg []byte) (Link, error) {
 				}
 			})
 			if parse := infoData[l.Kind]; parse != nil && data != nil {
-				parse(&l, data)
+				l.Data = parse(data)
 			}
 		}
 	})
