@@ -15,7 +15,9 @@ func TestBisectChart(t *testing.T) {
 		specs = append(specs, "linux-image-6.1.0-"+n+"-cloud-amd64")
 	}
 	metric := "Delete/kind=dummy/strategy=serial/n=100"
-	ms := func(v float64) map[string][]float64 { return map[string][]float64{metric: {v * 1e6, v * 1.01e6, v * 0.99e6}} }
+	ms := func(v float64) map[string][]float64 {
+		return map[string][]float64{metric: {v * 1e6, v * 1.01e6, v * 0.99e6}}
+	}
 	r := &bisect.Result{Specs: specs, Metric: metric, Samples: map[int]map[string][]float64{0: ms(17), 2: ms(17.5), 3: ms(57), 4: ms(56)},
 		Steps: []bisect.Step{{Index: 2, Verdict: bisect.Good}, {Index: 3, Verdict: bisect.Bad}, {Index: 1, Verdict: bisect.Skip}}}
 	p, err := Bisect(r)

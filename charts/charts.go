@@ -26,8 +26,8 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/devbulk/devbulk/batch"
-	"github.com/devbulk/devbulk/bisect"
 	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/bisect"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/netnsbench"
 )
