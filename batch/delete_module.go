@@ -50,11 +50,11 @@ func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, err
 	owns := s.owner()
 	var foreign []string
 	for ino, path := range namespace.Discover() {
-		ns, err := netns.GetFromPath(path)
+		ns, err := namespace.OpenFile(path)
 		if err != nil {
 			continue // gone meanwhile
 		}
-		links, err := listLinks(ns)
+		links, err := listLinks(ns.Handle)
 		ns.Close()
 		if err != nil {
 			return nil, fmt.Errorf("listing links of netns %s: %w", path, err)

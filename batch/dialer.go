@@ -48,12 +48,12 @@ func (n nsDialer) Dial(path string, o nlbatch.Options) (*nlbatch.Conn, error) {
 	if path == "" {
 		return nlbatch.Dial(netns.NsHandle(n), o)
 	}
-	ns, err := netns.GetFromPath(path)
+	ns, err := namespace.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNamespaceGone, path, err)
 	}
 	defer ns.Close()
-	return nlbatch.Dial(ns, o)
+	return nlbatch.Dial(ns.Handle, o)
 }
 
 func (n nsDialer) Elsewhere() ([]string, error) {

@@ -44,45 +44,67 @@ func Resolve(arg string) (path string, current bool, err error) {
 	return filepath.Join(Dir, arg), false, nil
 }
 
-// Open opens the network namespace a --netns names and returns it
-// with its nsfs inode. The file must be a network namespace (nsfs,
-// NS_GET_NSTYPE CLONE_NEWNET); devbulk's own namespace is refused unless
-// the argument is "current".
-func Open(arg string) (netns.NsHandle, uint64, error) {
-	path, current, err := Resolve(arg)
-	if err != nil {
-		return netns.None(), 0, err
-	}
-	h, ino, err := OpenFile(path)
-	if err != nil {
-		if !strings.Contains(arg, "/") && errors.Is(err, unix.ENOENT) {
-			return netns.None(), 0, bad("netns %q not found under %s (create it with `ip netns add %s`)", arg, Dir, arg)
-		}
-		return netns.None(), 0, bad("%s: %w", arg, err)
-	}
-	if !current {
-		var self unix.Stat_t
-		if err := unix.Stat("/proc/self/ns/net", &self); err == nil && self.Ino == ino {
-			h.Close()
-			return netns.None(), 0, bad("%s is devbulk's own network namespace: say %s to work there", arg, CurrentName)
-		}
-	}
-	return h, ino, nil
+// NS is a network namespace as devbulk works with it, one value from where
+// it is opened on: its handle, the name it was given (a name from
+// /run/netns, a path, or "current"), and its inode and cookie, read once
+// when it is opened (the cookie takes a hop onto a thread of its own).
+// The inode and cookie together are the namespace, however it is named.
+type NS struct {
+	Handle netns.NsHandle
+	Name   string
+	Inode  uint64
+	Cookie uint64
 }
 
-// OpenFile opens path and checks that it is a network namespace; it
-// returns the handle and the namespace's inode.
-func OpenFile(path string) (netns.NsHandle, uint64, error) {
+// Close closes the namespace's handle.
+func (n NS) Close() error { return n.Handle.Close() }
+
+// Is reports whether n is the namespace with inode ino and cookie (0:
+// unknown, as in records of older devbulks or kernels).
+func (n NS) Is(ino, cookie uint64) bool {
+	return n.Inode == ino && (n.Cookie == 0 || cookie == 0 || n.Cookie == cookie)
+}
+
+// Open opens the network namespace a --netns names. The file must be a
+// network namespace (nsfs, NS_GET_NSTYPE CLONE_NEWNET); devbulk's own
+// namespace is refused unless the argument is "current".
+func Open(arg string) (NS, error) {
+	path, current, err := Resolve(arg)
+	if err != nil {
+		return NS{Handle: netns.None()}, err
+	}
+	n, err := OpenFile(path)
+	if err != nil {
+		if !strings.Contains(arg, "/") && errors.Is(err, unix.ENOENT) {
+			return n, bad("netns %q not found under %s (create it with `ip netns add %s`)", arg, Dir, arg)
+		}
+		return n, bad("%s: %w", arg, err)
+	}
+	n.Name = arg
+	if !current {
+		var self unix.Stat_t
+		if err := unix.Stat("/proc/self/ns/net", &self); err == nil && self.Ino == n.Inode {
+			n.Close()
+			return NS{Handle: netns.None()}, bad("%s is devbulk's own network namespace: say %s to work there", arg, CurrentName)
+		}
+	}
+	return n, nil
+}
+
+// OpenFile opens path and checks that it is a network namespace, named
+// by its path.
+func OpenFile(path string) (NS, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return netns.None(), 0, err
+		return NS{Handle: netns.None()}, err
 	}
 	ino, err := inode(fd)
 	if err != nil {
 		unix.Close(fd)
-		return netns.None(), 0, err
+		return NS{Handle: netns.None()}, err
 	}
-	return netns.NsHandle(fd), ino, nil
+	h := netns.NsHandle(fd)
+	return NS{Handle: h, Name: path, Inode: ino, Cookie: cookie(h)}, nil
 }
 
 // inode checks that fd is a network namespace and returns its inode.
@@ -108,12 +130,12 @@ func inode(fd int) (uint64, error) {
 	return st.Ino, nil
 }
 
-// Cookie returns the cookie of namespace ns (SO_NETNS_COOKIE, Linux
+// cookie returns the cookie of namespace ns (SO_NETNS_COOKIE, Linux
 // 5.14 and later), or 0 where the kernel has none. Unlike the nsfs inode,
 // which a namespace made soon after this one is freed can reuse, a cookie is
 // never given to another namespace during a boot: inode and cookie together
 // are the namespace, however it is named.
-func Cookie(ns netns.NsHandle) uint64 {
+func cookie(ns netns.NsHandle) uint64 {
 	var cookie uint64
 	Run(ns, func() error {
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vishvananda/netns"
-
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/internal/owner"
 	"github.com/devbulk/devbulk/namespace"
@@ -24,12 +22,9 @@ var ErrRunning = errors.New("the run's devbulk is still running")
 
 // DeleteOptions choose the runs to delete and how.
 type DeleteOptions struct {
-	// Netns is the namespace as the user named it (see OpenNetns); NS and
-	// Inode are that namespace, open. Every run made in that namespace is
-	// found, whatever name it was made under.
-	Netns string
-	NS    netns.NsHandle
-	Inode uint64
+	// NS is the namespace, open, as the user named it. Every run made in
+	// that namespace is found, whatever name it was made under.
+	NS namespace.NS
 	// Prefix and Kind, when set, keep only the run with that prefix, of
 	// kind Kind.
 	Prefix, Kind string
@@ -106,8 +101,7 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 	if err := o.Strategy.Applies(nil, false); err != nil { // whatever the runs found
 		return nil, err
 	}
-	cookie := namespace.Cookie(o.NS) // once: it is the namespace's for as long as o.NS is open
-	recs, rep, mine, err := s.choose(o.Inode, cookie, o.Prefix, o.Kind)
+	recs, rep, mine, err := s.choose(o.NS, o.Prefix, o.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -116,11 +110,11 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 		if err != nil {
 			return nil, err
 		}
-		if err := o.Strategy.Ready(batch.Target{Conn: conn, NS: o.NS}, set, batch.DeleteOptions{}); err != nil {
+		if err := o.Strategy.Ready(batch.Target{Conn: conn, NS: o.NS.Handle}, set, batch.DeleteOptions{}); err != nil {
 			return nil, err
 		}
 	}
-	t := batch.Target{Conn: conn, NS: o.NS}
+	t := batch.Target{Conn: conn, NS: o.NS.Handle}
 	mine, stopped, refusals := s.takeOver(ctx, t, o.Force, mine)
 	if len(refusals) > 0 {
 		rep.Runs = refusals
@@ -130,7 +124,7 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 		if err := ctx.Err(); err != nil {
 			break
 		}
-		now, err := s.again(r, o.Inode, cookie)
+		now, err := s.again(r, o.NS)
 		if now == nil && err == nil {
 			continue // deleted meanwhile, by the devbulk that had it
 		}
@@ -151,7 +145,8 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 // ino and cookie, on either side of a move, of prefix and kind when set,
 // each facing it (Record.turn); the report holds what was noticed on the
 // way.
-func (s *Store) choose(ino, cookie uint64, prefix, kind string) ([]*Record, *Report, []*Record, error) {
+func (s *Store) choose(ns namespace.NS, prefix, kind string) ([]*Record, *Report, []*Record, error) {
+	ino, cookie := ns.Inode, ns.Cookie
 	recs, bad, err := s.Load()
 	if err != nil {
 		return nil, nil, nil, err
@@ -238,7 +233,8 @@ func (s *Store) takeOver(ctx context.Context, t batch.Target, force bool, mine [
 // devbulk has it now; a move a killed devbulk left is resolved first
 // (resolveMove). The run faces the namespace with inode ino and cookie, as
 // chosen.
-func (s *Store) again(r *Record, ino, cookie uint64) (*Record, error) {
+func (s *Store) again(r *Record, ns namespace.NS) (*Record, error) {
+	ino, cookie := ns.Inode, ns.Cookie
 	now, err := s.reread(r)
 	if now == nil || err != nil {
 		return nil, err
@@ -453,10 +449,10 @@ func (st *staleness) gone(p Place) bool {
 	if !ok {
 		return true
 	}
-	ns, ino, err := namespace.OpenFile(path)
+	ns, err := namespace.OpenFile(path)
 	if err != nil {
 		return true
 	}
 	defer ns.Close()
-	return !p.In(ino, namespace.Cookie(ns))
+	return !p.In(ns.Inode, ns.Cookie)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 )
@@ -30,10 +31,13 @@ func fakeStore(t *testing.T) (*Store, *nlbatchtest.Kernel, *nlbatch.Conn) {
 	return s, k, nlbatch.NewConn(k, 1<<20, 1<<20)
 }
 
+// testNS is the fake kernel's namespace as a record names it.
+var testNS = namespace.NS{Handle: netns.None(), Name: "test", Inode: 1}
+
 func create(t *testing.T, s *Store, c *nlbatch.Conn, o batch.CreateOptions) *Record {
 	t.Helper()
 	o.NS, o.Netns, o.Strategy = netns.None(), "test", batch.CreatePipelined
-	_, rec, err := s.Create(context.Background(), c, o, 1)
+	_, rec, err := s.Create(context.Background(), c, o, testNS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +89,7 @@ func TestRefusedDeleteKeepsTheRecordComplete(t *testing.T) {
 		{"interrupted before the first device", cancelled, "mv", batch.DeleteSerial, nil},
 		{"the kernel refuses the group delete", context.Background(), "mv", batch.DeleteGroup, unix.EOPNOTSUPP},
 	} {
-		rep, err := s.Delete(c2.ctx, c, DeleteOptions{Netns: "test", NS: netns.None(), Inode: 1, Prefix: c2.prefix, Strategy: c2.d})
+		rep, err := s.Delete(c2.ctx, c, DeleteOptions{NS: testNS, Prefix: c2.prefix, Strategy: c2.d})
 		if err == nil {
 			err = rep.Err()
 		}
@@ -109,7 +113,7 @@ func TestOneRefusalStopsEveryRun(t *testing.T) {
 	a := create(t, s, c, batch.CreateOptions{Kind: devices.Ifb, Devices: devices.Options{Count: 2, Prefix: "a"}})
 	b := create(t, s, c, batch.CreateOptions{Kind: devices.Ifb, Devices: devices.Options{Count: 2, Prefix: "b"}})
 	k.Add(nlbatchtest.Link{Name: "theirs", Kind: "macvlan", Parent: b.Links[1].Index})
-	rep, err := s.Delete(context.Background(), c, DeleteOptions{Netns: "test", NS: netns.None(), Inode: 1, Strategy: batch.DeleteGroup})
+	rep, err := s.Delete(context.Background(), c, DeleteOptions{NS: testNS, Strategy: batch.DeleteGroup})
 	if err != nil || !errors.Is(rep.Err(), batch.ErrForeignDependents) {
 		t.Fatalf("%v / %v, want the refusal", err, rep.Err())
 	}
@@ -133,7 +137,7 @@ func TestDeleteRemovesTheRecordWhenDone(t *testing.T) {
 			}
 		}
 	}
-	rep, err := s.Delete(context.Background(), c, DeleteOptions{Netns: "test", NS: netns.None(), Inode: 1, Strategy: batch.DeleteSerial})
+	rep, err := s.Delete(context.Background(), c, DeleteOptions{NS: testNS, Strategy: batch.DeleteSerial})
 	if err != nil || rep.Err() != nil || len(rep.Runs) != 1 || !rep.Runs[0].Removed || rep.Runs[0].Phase.Deleted != 4 {
 		t.Fatalf("%v / %+v", err, rep)
 	}

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vishvananda/netns"
-
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/internal/owner"
@@ -18,14 +16,9 @@ import (
 
 // MoveOptions choose the runs to move, where to, and how.
 type MoveOptions struct {
-	// Netns, NS and Inode are the namespace the runs are in, as
-	// DeleteOptions name it; To, ToNS and ToInode the one they go to.
-	Netns   string
-	NS      netns.NsHandle
-	Inode   uint64
-	To      string
-	ToNS    netns.NsHandle
-	ToInode uint64
+	// NS is the namespace the runs are in, as DeleteOptions name it; To
+	// the one they go to.
+	NS, To namespace.NS
 	// Prefix and Kind, when set, keep only the run with that prefix, of
 	// kind Kind.
 	Prefix, Kind string
@@ -56,16 +49,15 @@ var ErrSameNamespace = errors.New("nothing would move")
 // some moved, those on each side (Record.To), which a later move, delete
 // or cleanup finds.
 func (s *Store) Move(ctx context.Context, conn *nlbatch.Conn, o MoveOptions) (*Report, error) {
-	if o.ToInode == o.Inode {
-		return nil, fmt.Errorf("%w: --to %s is the namespace --netns %s names", ErrSameNamespace, o.To, o.Netns)
+	if o.To.Is(o.NS.Inode, o.NS.Cookie) {
+		return nil, fmt.Errorf("%w: --to %s is the namespace --netns %s names", ErrSameNamespace, o.To.Name, o.NS.Name)
 	}
-	to, err := nlbatch.Dial(o.ToNS, nlbatch.Options{})
+	to, err := nlbatch.Dial(o.To.Handle, nlbatch.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("the destination %s: %w", o.To, err)
+		return nil, fmt.Errorf("the destination %s: %w", o.To.Name, err)
 	}
 	defer to.Close()
-	cookie := namespace.Cookie(o.NS)
-	_, rep, mine, err := s.choose(o.Inode, cookie, o.Prefix, o.Kind)
+	_, rep, mine, err := s.choose(o.NS, o.Prefix, o.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -74,18 +66,18 @@ func (s *Store) Move(ctx context.Context, conn *nlbatch.Conn, o MoveOptions) (*R
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
 	}
-	t := batch.Target{Conn: conn, NS: o.NS}
+	t := batch.Target{Conn: conn, NS: o.NS.Handle}
 	mine, stopped, refusals := s.takeOver(ctx, t, o.Force, mine)
 	if len(refusals) > 0 {
 		rep.Runs = refusals
 		return rep, nil
 	}
-	dest := batch.Destination{Conn: to, FD: int(o.ToNS)}
+	dest := batch.Destination{Conn: to, FD: int(o.To.Handle)}
 	for _, r := range mine {
 		if ctx.Err() != nil {
 			break
 		}
-		now, err := s.again(r, o.Inode, cookie)
+		now, err := s.again(r, o.NS)
 		if now == nil && err == nil {
 			continue // gone meanwhile
 		}
@@ -116,7 +108,7 @@ func (r *Record) movable(o MoveOptions, there []nlbatch.Link) error {
 	switch {
 	case len(r.Lowers) > 0:
 		return devbulk.NotSupported("the lower devices devbulk made for it (%s..) would stay behind in netns %s: a run with lower devices is not moved", r.Lowers[0].Name, r.Netns)
-	case r.To != nil && !r.To.In(o.ToInode, namespace.Cookie(o.ToNS)):
+	case r.To != nil && !r.To.In(o.To.Inode, o.To.Cookie):
 		return fmt.Errorf("part of it is in netns %s: move the rest there, or delete that part first", r.To.Netns)
 	case r.State == Creating || r.State == Deleting:
 		return fmt.Errorf("interrupted while %s: `devbulk cleanup` finishes it first", r.State)
@@ -139,7 +131,7 @@ func (r *Record) movable(o MoveOptions, there []nlbatch.Link) error {
 		}
 	}
 	if len(taken) > 0 {
-		return devbulk.Mark(batch.ErrConflict, "netns %s already holds devices named as the run's links (%s): the kernel would refuse to move them there", o.To, strings.Join(taken, ", "))
+		return devbulk.Mark(batch.ErrConflict, "netns %s already holds devices named as the run's links (%s): the kernel would refuse to move them there", o.To.Name, strings.Join(taken, ", "))
 	}
 	return nil
 }
@@ -148,7 +140,7 @@ func (r *Record) movable(o MoveOptions, there []nlbatch.Link) error {
 func (r *Record) movableNow(o MoveOptions, to *nlbatch.Conn) error {
 	there, err := to.ScanLinks()
 	if err != nil {
-		return fmt.Errorf("the destination %s: %w", o.To, err)
+		return fmt.Errorf("the destination %s: %w", o.To.Name, err)
 	}
 	return r.movable(o, there)
 }
@@ -163,7 +155,7 @@ func (s *Store) moveRun(ctx context.Context, t batch.Target, to batch.Destinatio
 	}
 	creator := r.Owner
 	if r.To == nil {
-		r.To = &Part{Place: Place{Netns: o.To, Inode: o.ToInode, Cookie: namespace.Cookie(o.ToNS)}}
+		r.To = &Part{Place: placeOf(o.To)}
 	}
 	r.State, r.Owner, r.Abandoned = Moving, owner.Self(), false
 	if err := s.Save(r); err != nil {

@@ -22,15 +22,15 @@ func recordedNetns(r Place) (netns.NsHandle, string) {
 	if !ok {
 		return netns.None(), ""
 	}
-	ns, ino, err := namespace.OpenFile(path)
+	ns, err := namespace.OpenFile(path)
 	if err != nil {
 		return netns.None(), "" // gone meanwhile
 	}
-	if !r.In(ino, namespace.Cookie(ns)) {
+	if !r.In(ns.Inode, ns.Cookie) {
 		ns.Close()
 		return netns.None(), ""
 	}
-	return ns, path
+	return ns.Handle, path
 }
 
 // openRecorded opens a recorded namespace by its --netns, if that still
@@ -40,10 +40,10 @@ func openRecorded(r Place) (netns.NsHandle, error) {
 	if err != nil {
 		return netns.None(), err
 	}
-	ns, ino, err := namespace.OpenFile(path)
-	if err == nil && !r.In(ino, namespace.Cookie(ns)) {
+	ns, err := namespace.OpenFile(path)
+	if err == nil && !r.In(ns.Inode, ns.Cookie) {
 		ns.Close()
-		err = fmt.Errorf("netns %s is now another namespace (inode %d, recorded %d)", r.Netns, ino, r.Inode)
+		err = fmt.Errorf("netns %s is now another namespace (inode %d, recorded %d)", r.Netns, ns.Inode, r.Inode)
 	}
-	return ns, err
+	return ns.Handle, err
 }

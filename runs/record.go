@@ -12,6 +12,7 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/owner"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -38,12 +39,15 @@ const (
 
 // Place is a namespace as a record names it: the --netns it was given (a
 // name from /run/netns, a path, or "current"), its inode, and its cookie
-// (see namespace.Cookie; none in records of older devbulks or kernels).
+// (see namespace.NS; none in records of older devbulks or kernels).
 type Place struct {
 	Netns  string `json:"netns"`
 	Inode  uint64 `json:"netns_inode"`
 	Cookie uint64 `json:"netns_cookie,omitempty"`
 }
+
+// placeOf is where a record names namespace n.
+func placeOf(n namespace.NS) Place { return Place{Netns: n.Name, Inode: n.Inode, Cookie: n.Cookie} }
 
 // In reports whether p is the namespace with inode ino and cookie (0:
 // unknown), whatever name either was given: a namespace is its inode, and

@@ -159,11 +159,12 @@ func (s *scratch) requireGone(t *testing.T, what string, links ...nlbatch.Link) 
 	}
 }
 
-// inode is the namespace's nsfs inode.
-func (s *scratch) inode(t *testing.T) uint64 {
+// named is the scratch namespace as a record names it ("test", its nsfs
+// inode; no cookie, as in records of older kernels).
+func (s *scratch) named(t *testing.T) namespace.NS {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(s.ns.NS), &st); err != nil {
 		t.Fatal(err)
 	}
-	return st.Ino
+	return namespace.NS{Handle: s.ns.NS, Name: "test", Inode: st.Ino}
 }

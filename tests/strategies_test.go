@@ -78,7 +78,7 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 	_, rec, err := newStore(t).Create(context.Background(), s.conn, batch.CreateOptions{
 		Kind: k, Devices: devices.Options{Count: n, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
 		Lower: lowerKind, NS: s.ns.NS, Netns: "test",
-	}, s.inode(t))
+	}, s.named(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func createRun(t *testing.T, s *scratch, k *devices.Kind, n int) (*runs.Store, *
 	_, rec, err := st.Create(context.Background(), s.conn, batch.CreateOptions{
 		Kind: k, Devices: devices.Options{Count: n, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
 		Lower: devices.LowerKind(probe), NS: s.ns.NS, Netns: "test",
-	}, s.inode(t))
+	}, s.named(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestCancelledCreateUndoesLowers(t *testing.T) {
 				Kind: k, Devices: devices.Options{Count: 30000, Prefix: "dbk"}, Strategy: batch.CreateSerial,
 				Lower: devices.LowerKind(probe), NS: s.ns.NS, Netns: "test",
 				Force: true, // cancelled after ~100: whether 30 000 fit is not the point (a 1 GiB guest says no)
-			}, s.inode(t))
+			}, s.named(t))
 			if !errors.Is(err, context.Canceled) || rec != nil {
 				t.Fatalf("cancelled create: %v, record %v; want context.Canceled and no record", err, rec)
 			}

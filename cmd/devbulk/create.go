@@ -38,10 +38,9 @@ func create(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o.Netns = c.String("netns")
 	surveyed := func() (*runs.Store, error) { return surveyedStore(c) }
 	return onRecorded(c, surveyed, func(rs recorded) error {
-		o.NS = rs.ns
+		o.NS, o.Netns = rs.ns.Handle, rs.ns.Name
 		// The kinds are probed (in a scratch namespace) only where a lower
 		// kind must be chosen, or once the kernel did not know the kind
 		// (Store.Create): a scripted create costs what its requests cost.
@@ -54,7 +53,7 @@ func create(c *cli.Context) error {
 		if mk := counter(c); mk != nil {
 			o.Progress = mk("create "+o.Kind.Name, o.Devices.Count)
 		}
-		p, rec, err := rs.store.Create(c.Context, rs.conn, o, rs.ino)
+		p, rec, err := rs.store.Create(c.Context, rs.conn, o, rs.ns)
 		if err != nil {
 			return err
 		}

@@ -39,7 +39,7 @@ func deleteAction(c *cli.Context) error {
 	}
 	o.Progress = runsProgress(c, "delete")
 	return onRecorded(c, openStore, func(rs recorded) error {
-		o.NS, o.Inode = rs.ns, rs.ino
+		o.NS = rs.ns
 		if say := progress(c); say != nil && o.Strategy.OneBatch() {
 			say(fmt.Sprintf("deleting by %s: one request per run, the kernel's batch (nothing to count)", c.String("strategy")))
 		}
@@ -53,7 +53,7 @@ func deleteAction(c *cli.Context) error {
 
 // deleteOptionsOf reads the delete's flags (the namespace is opened apart).
 func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
-	o := runs.DeleteOptions{Netns: c.String("netns"), Prefix: c.String("prefix"), Kind: c.String("kind"),
+	o := runs.DeleteOptions{Prefix: c.String("prefix"), Kind: c.String("kind"),
 		Force: c.Bool("force"), ForgetRenamed: c.Bool("forget-renamed")}
 	if err := noArgs(c); err != nil {
 		return o, err

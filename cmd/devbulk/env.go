@@ -12,7 +12,6 @@ import (
 	"github.com/devbulk/devbulk/namespace"
 
 	"github.com/urfave/cli/v2"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/devices"
@@ -99,24 +98,24 @@ func commandPath(c *cli.Context) string {
 
 // targetNetns checks for CAP_NET_ADMIN and opens the namespace that --netns
 // names, for the commands that work in one.
-func targetNetns(c *cli.Context) (netns.NsHandle, uint64, error) {
+func targetNetns(c *cli.Context) (namespace.NS, error) {
 	if err := needNetAdmin(); err != nil {
-		return 0, 0, err
+		return namespace.NS{}, err
 	}
 	return openNetns(c, "netns")
 }
 
 // openNetns opens the namespace that flag (--netns, or move's --to) names;
 // one that names none is bad input.
-func openNetns(c *cli.Context, flag string) (netns.NsHandle, uint64, error) {
-	h, ino, err := namespace.Open(c.String(flag))
+func openNetns(c *cli.Context, flag string) (namespace.NS, error) {
+	ns, err := namespace.Open(c.String(flag))
 	if err != nil {
 		err = fmt.Errorf("--%s: %w", flag, err)
 	}
 	if errors.Is(err, namespace.ErrBad) {
-		return h, ino, usage(err)
+		return ns, usage(err)
 	}
-	return h, ino, err
+	return ns, err
 }
 
 // stateDir is where records are kept (DEVBULK_STATE_DIR, for tests and
@@ -155,11 +154,10 @@ func openStore() (*runs.Store, error) { return runs.OpenExisting(stateDir()) }
 func makeStore() (*runs.Store, error) { return runs.Open(stateDir()) }
 
 // recorded is what a create, a delete or a move of recorded runs works with: the
-// namespace --netns names (ns, inode ino), the record store, and a netlink
-// socket in that namespace.
+// namespace --netns names, the record store, and a netlink socket in that
+// namespace.
 type recorded struct {
-	ns    netns.NsHandle
-	ino   uint64
+	ns    namespace.NS
 	store *runs.Store
 	conn  *nlbatch.Conn
 }
@@ -167,7 +165,7 @@ type recorded struct {
 // onRecorded opens what a create, a delete or a move works with (the store
 // by open) and calls do; all is closed after.
 func onRecorded(c *cli.Context, open func() (*runs.Store, error), do func(recorded) error) error {
-	ns, ino, err := targetNetns(c)
+	ns, err := targetNetns(c)
 	if err != nil {
 		return err
 	}
@@ -176,12 +174,12 @@ func onRecorded(c *cli.Context, open func() (*runs.Store, error), do func(record
 	if err != nil {
 		return err
 	}
-	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
+	conn, err := nlbatch.Dial(ns.Handle, nlbatch.Options{})
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	return do(recorded{ns: ns, ino: ino, store: store, conn: conn})
+	return do(recorded{ns: ns, store: store, conn: conn})
 }
 
 // warnBad reports record files that are not records, once per command.

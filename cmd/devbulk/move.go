@@ -35,14 +35,12 @@ func moveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	to, toIno, err := openNetns(c, "to")
-	if err != nil {
+	if o.To, err = openNetns(c, "to"); err != nil {
 		return err
 	}
-	defer to.Close()
-	o.ToNS, o.ToInode = to, toIno
+	defer o.To.Close()
 	return onRecorded(c, openStore, func(rs recorded) error {
-		o.NS, o.Inode = rs.ns, rs.ino
+		o.NS = rs.ns
 		rep, err := rs.store.Move(c.Context, rs.conn, o)
 		if err != nil {
 			return err
@@ -53,14 +51,14 @@ func moveAction(c *cli.Context) error {
 
 // moveOptionsOf reads the move's flags (the namespaces are opened apart).
 func moveOptionsOf(c *cli.Context) (runs.MoveOptions, error) {
-	o := runs.MoveOptions{Netns: c.String("netns"), To: c.String("to"), Prefix: c.String("prefix"), Kind: c.String("kind"), Force: c.Bool("force")}
+	o := runs.MoveOptions{Prefix: c.String("prefix"), Kind: c.String("kind"), Force: c.Bool("force")}
 	if err := noArgs(c); err != nil {
 		return o, err
 	}
 	if err := checkKindChoice(c); err != nil {
 		return o, err
 	}
-	if o.To == "" {
+	if c.String("to") == "" {
 		return o, usagef("move needs --to: the namespace to move the links into")
 	}
 	var err error
