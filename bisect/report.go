@@ -75,7 +75,11 @@ func (r *Result) WriteReport(w io.Writer, scenario string, reproduce []string) e
 	}
 	fmt.Fprintf(w, "\n(means of %d and %d samples; ns per device, per namespace, or per run for Drain)\n\nsteps:\n", len(samples[good][r.Metric]), len(samples[bad][r.Metric]))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  kernel\tverdict\tboots\tsamples\ttime\twhy")
+	if len(r.Steps) == 0 {
+		fmt.Fprintln(tw, "  none: the ends decided")
+	} else {
+		fmt.Fprintln(tw, "  kernel\tverdict\tboots\tsamples\ttime\twhy")
+	}
 	for _, st := range r.Steps {
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%s\t%s\n", st.Spec, st.Verdict, st.Boots, st.Samples, time.Duration(st.WallNS).Round(time.Second), st.Why)
 	}

@@ -100,7 +100,10 @@ type bisectDoc struct {
 }
 
 func printBisect(c *cli.Context, b *bisection, r *bisect.Result) error {
-	doc := bisectDoc{r, b.scenario.Name, r.Words(b.scenario.Name), r.Specs[r.LastGood], r.Specs[r.FirstBad]}
+	doc := bisectDoc{Result: r, Scenario: b.scenario.Name, Words: r.Words(b.scenario.Name)}
+	if r.Found {
+		doc.LastGood, doc.FirstBad = r.Specs[r.LastGood], r.Specs[r.FirstBad]
+	}
 	var err error
 	switch b.format {
 	case "json":
@@ -117,7 +120,11 @@ func printBisect(c *cli.Context, b *bisection, r *bisect.Result) error {
 // hand, and the bisection again (from its log).
 func reproduce(b *bisection, r *bisect.Result) []string {
 	var reproduce []string
-	for _, k := range []int{r.LastGood, r.FirstBad} {
+	pair := []int{0, len(r.Specs) - 1} // the ends, where nothing was found
+	if r.Found {
+		pair = []int{r.LastGood, r.FirstBad}
+	}
+	for _, k := range pair {
 		reproduce = append(reproduce, "devbulk vm --kernel "+strconv.Quote(r.Specs[k])+" -- "+strings.Join(b.scenario.Command(), " "))
 	}
 	return append(reproduce, "devbulk "+strings.Join(os.Args[1:], " ")+"   # this bisection, from its log")
