@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/devbulk/devbulk/internal/safefs"
 	"golang.org/x/sys/unix"
 )
 
@@ -84,8 +85,8 @@ func (l *Log) next(phase, spec string) (Boot, bool) {
 	return l.Boots[l.used-1], true
 }
 
-// add appends a boot and writes the log (when it has a file): a new file
-// made with O_EXCL, synced, then renamed over the old one.
+// add appends a boot and writes the log (when it has a file), whole or
+// not at all (safefs.Replace).
 func (l *Log) add(b Boot) error {
 	l.Boots = append(l.Boots, b)
 	l.used = len(l.Boots)
@@ -96,21 +97,5 @@ func (l *Log) add(b Boot) error {
 	if err != nil {
 		return err
 	}
-	tmp := l.path + ".new"
-	os.Remove(tmp) // a stale one of a killed devbulk; never followed
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, l.path)
-	}
-	return err
+	return safefs.Replace(l.path, data, 0o600)
 }

@@ -78,23 +78,7 @@ func (s *Store) Save(r *Record) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(s.Dir, ".record-*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.path(r))
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := safefs.Replace(s.path(r), b, 0o600); err != nil {
 		return fmt.Errorf("saving %s: %w", r, err)
 	}
 	return syncDir(s.Dir)
