@@ -266,3 +266,15 @@ func TestSampleScenario(t *testing.T) {
 		}
 	}
 }
+
+// ReadRun takes a check's results whatever form they came in: a results
+// document, or a job's log; JSON of another tool is not taken for a log.
+func TestReadRun(t *testing.T) {
+	doc := []byte(`{"meta": {"tool": "devbulk", "suite": "quick", "kernel": "6.18"}, "scenarios": []}`)
+	if r, damaged, err := ReadRun(doc); err != nil || damaged != "" || r.Meta.Suite != "quick" {
+		t.Errorf("a results document: %+v, %q, %v", r, damaged, err)
+	}
+	if _, _, err := ReadRun([]byte(`{"tool": "other"}`)); err == nil || !strings.Contains(err.Error(), "not a devbulk check results document") {
+		t.Errorf("another tool's JSON: %v", err)
+	}
+}

@@ -248,3 +248,22 @@ func yamlWhy(err error, want string) string {
 	}
 	return strings.Join(strings.Fields(err.Error()), " ")
 }
+
+// ReadRun reads one kernel's check, whatever form it came in: a results
+// document (check --save), else a LAVA job's log or a server's results
+// export (Read); damaged says why a job's log did not give its whole
+// results document.
+func ReadRun(b []byte) (r *check.Results, damaged string, err error) {
+	if r, err = check.ReadResults(bytes.NewReader(b)); err == nil {
+		return r, "", nil
+	}
+	run, lerr := Read(bytes.NewReader(b))
+	switch {
+	case lerr == nil:
+		r, err = run.Document()
+		return r, run.Damaged, err
+	case errors.Is(lerr, ErrNotLAVA) && !IsLog(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")):
+		return nil, "", err // JSON, but not devbulk's
+	}
+	return nil, "", lerr
+}

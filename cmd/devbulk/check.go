@@ -389,7 +389,7 @@ func (a *checkArgs) readSavedFile(path string, n int) (*check.Results, string, e
 		a.matrix = m
 		return nil, "", nil
 	}
-	r, damaged, err := readRun(b)
+	r, damaged, err := lava.ReadRun(b)
 	if err != nil {
 		return nil, "", usagef("--results %s: %v", path, err)
 	}
@@ -423,24 +423,6 @@ func readResultsFile(path string) ([]byte, error) {
 // maxResultsFile bounds what --results reads (a default-suite job's log is
 // ~160 KB; /dev/zero is not a log).
 const maxResultsFile = 256 << 20
-
-// readRun reads one run: a results document (check --save), else LAVA's
-// output for a job; damaged says why a job's log did not give its whole
-// results document.
-func readRun(b []byte) (r *check.Results, damaged string, err error) {
-	if r, err = check.ReadResults(bytes.NewReader(b)); err == nil {
-		return r, "", nil
-	}
-	run, lerr := lava.Read(bytes.NewReader(b))
-	switch {
-	case lerr == nil:
-		r, err = run.Document()
-		return r, run.Damaged, err
-	case errors.Is(lerr, lava.ErrNotLAVA) && !lava.IsLog(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")):
-		return nil, "", err // JSON, but not devbulk's
-	}
-	return nil, "", lerr
-}
 
 // readResults reads the results file a flag names, if given.
 func readResults(c *cli.Context, flag string) (*check.Results, error) {

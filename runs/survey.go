@@ -1,0 +1,47 @@
+package runs
+
+import "github.com/devbulk/devbulk/namespace"
+
+// Survey reads the store for a command that works beside other runs: the
+// files that are not records, and the records whose namespace is gone.
+func (s *Store) Survey() (bad []Bad, stale []*Record, err error) {
+	recs, bad, err := s.Load()
+	var st staleness
+	for _, r := range recs {
+		if st.of(r) {
+			stale = append(stale, r)
+		}
+	}
+	return bad, stale, err
+}
+
+// staleness tells records whose namespaces are gone: for each, neither its
+// --netns nor any namespace still held (a process, a descriptor or a bind
+// mount) is the recorded one. The namespaces held are listed once, when
+// first needed (a walk of /proc: tens of milliseconds on a busy host).
+type staleness struct{ held map[uint64]string }
+
+func (st *staleness) of(r *Record) bool {
+	return st.gone(r.Place) && (r.To == nil || st.gone(r.To.Place))
+}
+
+// gone reports whether namespace p is gone.
+func (st *staleness) gone(p Place) bool {
+	if ns, err := openRecorded(p); err == nil {
+		ns.Close()
+		return false
+	}
+	if st.held == nil {
+		st.held = namespace.Discover()
+	}
+	path, ok := st.held[p.Inode]
+	if !ok {
+		return true
+	}
+	ns, err := namespace.OpenFile(path)
+	if err != nil {
+		return true
+	}
+	defer ns.Close()
+	return !p.In(ns.Inode, ns.Cookie)
+}
