@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -19,31 +20,48 @@ import (
 // how the requests reach the kernel.
 type MoveStrategy string
 
-// The move strategies.
-const (
-	// MoveSerial sends one RTM_NEWLINK with IFLA_NET_NS_FD and waits for
-	// its ACK before the next.
-	MoveSerial MoveStrategy = "serial"
-	// MovePipelined keeps a window of them in flight (the Conn's).
-	MovePipelined MoveStrategy = "pipelined"
-	// MoveParallel splits the links over workers, one by one each, on
-	// sockets of their own (MoveOptions.Workers).
-	MoveParallel MoveStrategy = "parallel"
-	// MoveGroup sends one RTM_NEWLINK for the run's group (ifindex 0,
-	// IFLA_GROUP), which the kernel applies to each device of the group in
-	// turn (rtnl_group_changelink).
-	MoveGroup MoveStrategy = "group"
-)
+// moveStrategy is one way to move a set's links; each is a file of its
+// own (move_*.go) that registers it.
+type moveStrategy struct {
+	// order places it in lists shown to users: one request per device
+	// first.
+	order int
+	// markFirst: one request moves the lot, so the look right before it
+	// answers every check (the group holds the set's devices and nothing
+	// else), as for a group delete.
+	markFirst bool
+	// applies says why it cannot move a set of kind k with lower devices
+	// devbulk made (lowers), beyond what no move can; nil when it can.
+	applies func(k *devices.Kind, lowers bool) error
+	// ready says why it cannot move from t now; nil when it can.
+	ready func(t Target) error
+	// run sends the moves of links into to and returns the ifindexes it
+	// named in a request the kernel executed (or may have).
+	run func(ctx context.Context, d *deletion, links []nlbatch.Link, to Destination) (map[int32]bool, error)
+}
+
+var moveStrategies = map[MoveStrategy]*moveStrategy{}
+
+// registerMove adds a move strategy; each strategy's file calls it from
+// init.
+func registerMove(name MoveStrategy, s *moveStrategy) {
+	if moveStrategies[name] != nil {
+		panic("batch: move strategy registered twice: " + name)
+	}
+	moveStrategies[name] = s
+}
 
 // MoveStrategies lists the move strategies: one request per device first.
 func MoveStrategies() []MoveStrategy {
-	return []MoveStrategy{MoveSerial, MovePipelined, MoveParallel, MoveGroup}
+	out := slices.Collect(maps.Keys(moveStrategies))
+	slices.SortFunc(out, func(a, b MoveStrategy) int { return moveStrategies[a].order - moveStrategies[b].order })
+	return out
 }
 
 // ParseMove parses a move strategy.
 func ParseMove(s string) (MoveStrategy, error) {
-	if m := MoveStrategy(s); slices.Contains(MoveStrategies(), m) {
-		return m, nil
+	if moveStrategies[MoveStrategy(s)] != nil {
+		return MoveStrategy(s), nil
 	}
 	var names []string
 	for _, m := range MoveStrategies() {
@@ -73,11 +91,11 @@ type MoveOptions struct {
 // the kind), with lower devices devbulk made when lowers is set, or nil:
 // for callers that refuse before anything is made.
 func (m MoveStrategy) Applies(k *devices.Kind, lowers bool) error {
-	switch {
-	case k != nil && k.NetnsLocal:
+	if k != nil && k.NetnsLocal {
 		return devbulk.NotSupported("%s links cannot leave their namespace: the kernel keeps them where they were made (NETIF_F_NETNS_LOCAL)", k.Name)
-	case m == MoveGroup && lowers:
-		return devbulk.Mark(ErrNotApplicable, "the lower devices devbulk made share the run's group: a move by group would take them too")
+	}
+	if st := moveStrategies[m]; st != nil && st.applies != nil {
+		return st.applies(k, lowers)
 	}
 	return nil
 }
@@ -105,12 +123,12 @@ func Move(ctx context.Context, t Target, s *Set, m MoveStrategy, o MoveOptions) 
 	}
 	d := newDeletion(t, s, DeleteOptions{Workers: o.Workers, Progress: o.Progress}, &p)
 	d.request = func(l nlbatch.Link) []byte { return nlbatch.SetNetnsRequest(l.Index, o.To.FD) }
-	others, _, err := d.look(ctx, m == MoveGroup)
+	others, _, err := d.look(ctx, moveStrategies[m].markFirst)
 	if err != nil {
 		return p, nil, err
 	}
 	links, _ := s.split(d.mine)
-	sent, err := d.move(ctx, m, links, o.To)
+	sent, err := moveStrategies[m].run(ctx, d, links, o.To)
 	d.stop()
 	moved, serr := s.settleMove(t.Conn, o.To.Conn, names(before), sent, &p)
 	if serr == nil && t.Dedicated == nil {
@@ -128,44 +146,17 @@ func Move(ctx context.Context, t Target, s *Set, m MoveStrategy, o MoveOptions) 
 // movable says why Move would refuse to move s by m from t before touching
 // anything, or nil.
 func movable(t Target, s *Set, m MoveStrategy) error {
+	st := moveStrategies[m]
+	if st == nil {
+		return devbulk.Mark(ErrNotApplicable, "unknown move strategy %q", m)
+	}
 	if err := m.Applies(s.Kind, len(s.Lowers) > 0); err != nil {
 		return err
 	}
-	if m == MoveParallel && t.dialer() == nil {
-		return devbulk.Mark(ErrNotApplicable, "the parallel strategy needs the namespace (Target.NS or Target.Dialer) to open its sockets in")
+	if st.ready != nil {
+		return st.ready(t)
 	}
 	return nil
-}
-
-// move sends the moves of links into to by strategy m, and returns the
-// ifindexes it named in a request the kernel executed (or may have: a lost
-// ACK, a group request that failed part-way), for the settle to check.
-func (d *deletion) move(ctx context.Context, m MoveStrategy, links []nlbatch.Link, to Destination) (map[int32]bool, error) {
-	progress := progressFrom(d.o.Progress, 0, len(links))
-	switch m {
-	case MoveSerial:
-		return d.each(ctx, oneByOne{c: d.t.Conn, devs: links, window: 1, progress: progress, p: d.p})
-	case MovePipelined:
-		return d.each(ctx, oneByOne{c: d.t.Conn, devs: links, progress: progress, p: d.p})
-	case MoveParallel:
-		return d.parallel(ctx, links, progress)
-	}
-	if len(links) == 0 {
-		return nil, nil
-	}
-	if !d.exact {
-		return nil, fmt.Errorf("group %d holds devices that are not the run's: refusing to move by group", d.s.Group)
-	}
-	if err := d.first(); err != nil {
-		return nil, err
-	}
-	// The kernel moves the group's devices one by one and stops at the
-	// first it cannot move: those before it are gone, and the settle finds
-	// them.
-	if err := d.t.Conn.Do(ctx, nlbatch.SetGroupNetnsRequest(d.s.Group, to.FD)); err != nil && !errors.Is(err, nlbatch.ErrAckLost) {
-		return indexes(links), fmt.Errorf("move group %d: %w", d.s.Group, err)
-	}
-	return indexes(links), nil
 }
 
 // settleMove finds the set's links after a move. Those a request named and

@@ -55,7 +55,7 @@ complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l help -s h -d 'sh
 complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'move' -d 'move the links devbulk created in a netns into another, alive (ip link set DEV netns X); their records follow them'
 complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l netns -r -d 'namespace: a `NAME` from `ip netns list`, a path to a namespace file (/proc/PID/ns/net), or "current" for devbulk\'s own'
 complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l to -r -d 'the namespace to move them into: a `NAME`, a path or "current", as for --netns'
-complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l strategy -r -d 'serial, pipelined, parallel or group'
+complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l strategy -r -d 'how the requests reach the kernel: serial, pipelined, parallel, group'
 complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l prefix -r -d 'only the run made with --prefix `P`'
 complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l kind -r -d 'only runs of kind `K`'
 complete -c devbulk -n '__fish_seen_subcommand_from move' -f -l force -d 'stop (SIGKILL) a devbulk that still runs a run, then move the run'

@@ -23,7 +23,7 @@ func moveCommand() *cli.Command {
 		Flags: []cli.Flag{
 			netnsFlag,
 			&cli.StringFlag{Name: "to", Usage: "the namespace to move them into: a `NAME`, a path or \"current\", as for --netns"},
-			&cli.StringFlag{Name: "strategy", Value: string(batch.MovePipelined), Usage: "serial, pipelined, parallel or group"},
+			&cli.StringFlag{Name: "strategy", Value: string(batch.MovePipelined), Usage: "how the requests reach the kernel: " + moveList()},
 			prefixChoice, kindChoice, forceFlag("move"), workersFlag, jsonFlag, quietFlag,
 		},
 		Action: moveAction,

@@ -1,0 +1,45 @@
+package batch
+
+import (
+	"context"
+
+	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/nlbatch"
+)
+
+// The move strategies that send one RTM_NEWLINK with IFLA_NET_NS_FD per
+// device.
+const (
+	// MoveSerial waits for each request's ACK before the next.
+	MoveSerial MoveStrategy = "serial"
+	// MovePipelined keeps a window of them in flight (the Conn's).
+	MovePipelined MoveStrategy = "pipelined"
+	// MoveParallel splits the links over workers, one by one each, on
+	// sockets of their own (MoveOptions.Workers).
+	MoveParallel MoveStrategy = "parallel"
+)
+
+func init() {
+	registerMove(MoveSerial, &moveStrategy{order: 0, run: oneByOneMove(1)})
+	registerMove(MovePipelined, &moveStrategy{order: 1, run: oneByOneMove(0)})
+	registerMove(MoveParallel, &moveStrategy{
+		order: 2,
+		ready: func(t Target) error {
+			if t.dialer() == nil {
+				return devbulk.Mark(ErrNotApplicable, "the parallel strategy needs the namespace (Target.NS or Target.Dialer) to open its sockets in")
+			}
+			return nil
+		},
+		run: func(ctx context.Context, d *deletion, links []nlbatch.Link, _ Destination) (map[int32]bool, error) {
+			return d.parallel(ctx, links, progressFrom(d.o.Progress, 0, len(links)))
+		},
+	})
+}
+
+// oneByOneMove moves the links one request each, window at a time (0: the
+// Conn's), each window looked up again first (deletion.each).
+func oneByOneMove(window int) func(ctx context.Context, d *deletion, links []nlbatch.Link, _ Destination) (map[int32]bool, error) {
+	return func(ctx context.Context, d *deletion, links []nlbatch.Link, _ Destination) (map[int32]bool, error) {
+		return d.each(ctx, oneByOne{c: d.t.Conn, devs: links, window: window, progress: progressFrom(d.o.Progress, 0, len(links)), p: d.p})
+	}
+}
