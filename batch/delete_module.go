@@ -50,7 +50,7 @@ func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, err
 	owns := s.owner()
 	var foreign []string
 	for ino, path := range namespace.Discover() {
-		ns, err := namespace.OpenFile(path)
+		ns, err := namespace.OpenForSocket(path)
 		if err != nil {
 			continue // gone meanwhile
 		}

@@ -48,7 +48,7 @@ func (n nsDialer) Dial(path string, o nlbatch.Options) (*nlbatch.Conn, error) {
 	if path == "" {
 		return nlbatch.Dial(netns.NsHandle(n), o)
 	}
-	ns, err := namespace.OpenFile(path)
+	ns, err := namespace.OpenForSocket(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNamespaceGone, path, err)
 	}

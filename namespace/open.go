@@ -94,6 +94,18 @@ func Open(arg string) (NS, error) {
 // OpenFile opens path and checks that it is a network namespace, named
 // by its path.
 func OpenFile(path string) (NS, error) {
+	n, err := OpenForSocket(path)
+	if err == nil {
+		n.Cookie = cookie(n.Handle)
+	}
+	return n, err
+}
+
+// OpenForSocket is OpenFile for a caller that only opens sockets there
+// (a scan of every namespace for devices of others): without the cookie,
+// whose hop onto a thread of its own each of hundreds of namespaces would
+// pay for nothing.
+func OpenForSocket(path string) (NS, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return NS{Handle: netns.None()}, err
@@ -103,8 +115,7 @@ func OpenFile(path string) (NS, error) {
 		unix.Close(fd)
 		return NS{Handle: netns.None()}, err
 	}
-	h := netns.NsHandle(fd)
-	return NS{Handle: h, Name: path, Inode: ino, Cookie: cookie(h)}, nil
+	return NS{Handle: netns.NsHandle(fd), Name: path, Inode: ino}, nil
 }
 
 // inode checks that fd is a network namespace and returns its inode.
