@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ type fake struct {
 func (f *fake) Measure(_ context.Context, spec string, _ time.Duration) (map[string][]float64, error) {
 	f.boots = append(f.boots, spec)
 	if f.dead[spec] {
-		return nil, fmt.Errorf("%s: no boot", spec)
+		return nil, fmt.Errorf("%w: %s: no boot", ErrNoBoot, spec)
 	}
 	var v []float64
 	for i := range 4 {
@@ -92,11 +93,8 @@ func TestSkipsAKernelThatDoesNotBoot(t *testing.T) {
 			skips++
 		}
 	}
-	if skips == 0 || r.LastGood > 4 {
-		t.Errorf("steps %+v", r.Steps)
-	}
-	if len(r.Between) == 0 && r.LastGood != 4 {
-		t.Errorf("skipped kernels between %d and %d not named", r.LastGood, r.FirstBad)
+	if skips == 0 || r.LastGood != 2 || !slices.Equal(r.Between, []int{3, 4}) {
+		t.Errorf("last good %d, between %v, steps %+v; want 2, [3 4]: the dead kernels named", r.LastGood, r.Between, r.Steps)
 	}
 }
 
@@ -159,10 +157,19 @@ func TestDecide(t *testing.T) {
 		{[]float64{45, 46, 44, 45.5}, Bad},    // apart from both, nearer bad
 		{[]float64{20, 21, 19.5, 20.5}, Good}, // apart from both, nearer good
 		{[]float64{17, 57}, Inconclusive},     // too few, and like both
+		// 3% from the good end, significantly: under the threshold, so
+		// like it; far from the bad end.
+		{[]float64{17.6, 17.55, 17.65, 17.6}, Good},
 	} {
-		if v, why, _ := Decide(good, bad, c.cand); v != c.want {
+		if v, why, _ := Decide(good, bad, c.cand, 25); v != c.want {
 			t.Errorf("%v: %s (%s), want %s", c.cand, v, why, c.want)
 		}
+	}
+	// A review's case: a bimodal bad end that a candidate 3% off the good
+	// end does not differ from; a p-value alone called it bad.
+	bimodal := []float64{17, 17.1, 17.2, 57, 57.5, 58}
+	if v, why, _ := Decide(good, bimodal, []float64{17.6, 17.55, 17.65, 17.6}, 25); v != Inconclusive {
+		t.Errorf("against a bimodal bad end: %s (%s), want inconclusive", v, why)
 	}
 }
 
@@ -212,4 +219,32 @@ func TestKTAP(t *testing.T) {
 			t.Errorf("KTAP lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// A host error (not the kernel's) is not logged: a rerun boots again. A
+// dead boot does not raise the next boot's timeout.
+func TestHostErrorsAreNotLogged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.json")
+	f, specs := planted(4, 2)
+	l, _ := OpenLog(path, "k")
+	if _, err := Run(context.Background(), hostError{f}, Options{Specs: specs, Metric: "Delete/", ThresholdPct: 25, Log: l}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("a host error: %v", err)
+	}
+	if again, _ := OpenLog(path, "k"); again.Resumed() != 0 {
+		t.Errorf("the host error was logged: %d boots", again.Resumed())
+	}
+	f.dead["k1"] = true
+	b := &bisection{m: f, o: Options{Specs: specs, Log: &Log{}}, r: &Result{}}
+	for range 3 {
+		b.boot(context.Background(), "step", 1, map[int]map[string][]float64{})
+	}
+	if b.timeout() != 3*time.Minute {
+		t.Errorf("after three dead boots the timeout is %v", b.timeout())
+	}
+}
+
+type hostError struct{ *fake }
+
+func (hostError) Measure(context.Context, string, time.Duration) (map[string][]float64, error) {
+	return nil, fmt.Errorf("no space left: disk full")
 }

@@ -61,35 +61,37 @@ func Compare(a, b []float64, thresholdPct float64) (Change, error) {
 }
 
 // Decide says whether a candidate's samples are like the good end's or the
-// bad end's. Good when they differ significantly from the bad end and not
-// from the good one; bad the other way round. Like both or neither:
-// inconclusive; a candidate significantly apart from both (a change in two
-// steps) goes with the end its median is nearer to, on a log scale, and
-// the reason says so.
-func Decide(good, bad, cand []float64) (Verdict, string, error) {
-	g, err := ratio.Compare(good, cand)
+// bad end's. A candidate is apart from an end when it differs from it
+// significantly (p < Alpha) and by more than thresholdPct; where it lies
+// between the ends is its median's place on a log scale (0 at the good
+// end's, 1 at the bad end's). Bad: apart from the good end, not from the
+// bad, and at least half way; good: the mirror image. Apart from both (a
+// change in two steps): the end it is nearer to, and the reason says so.
+// Anything else is inconclusive: more boots may tell.
+func Decide(good, bad, cand []float64, thresholdPct float64) (Verdict, string, error) {
+	g, err := Compare(good, cand, thresholdPct)
 	if err != nil {
 		return Inconclusive, "", err
 	}
-	b, err := ratio.Compare(bad, cand)
+	b, err := Compare(bad, cand, thresholdPct)
 	if err != nil {
 		return Inconclusive, "", err
 	}
-	fromGood, fromBad := g.P < Alpha, b.P < Alpha
-	why := fmt.Sprintf("against good ×%.2f p=%.3f, against bad ×%.2f p=%.3f", g.Ratio, g.P, b.Ratio, b.P)
+	at := 0.5 // the ends' medians equal: nowhere in particular
+	if span := math.Log(g.Ratio) - math.Log(b.Ratio); span != 0 {
+		at = math.Log(g.Ratio) / span
+	}
+	why := fmt.Sprintf("against good ×%.2f p=%.3f, against bad ×%.2f p=%.3f, %.0f%% of the way to bad", g.Ratio, g.P, b.Ratio, b.P, at*100)
 	switch {
-	case fromBad && !fromGood:
-		return Good, why, nil
-	case fromGood && !fromBad:
-		return Bad, why, nil
-	case fromGood && fromBad:
-		// Where between the ends the candidate's median lies: 0 at the
-		// good end's, 1 at the bad end's.
-		at := math.Log(g.Ratio) / (math.Log(g.Ratio) - math.Log(b.Ratio))
+	case g.Significant && b.Significant:
 		if at >= 0.5 {
-			return Bad, why + fmt.Sprintf("; apart from both, %.0f%% of the way to bad", at*100), nil
+			return Bad, why + "; apart from both", nil
 		}
-		return Good, why + fmt.Sprintf("; apart from both, %.0f%% of the way to bad", at*100), nil
+		return Good, why + "; apart from both", nil
+	case g.Significant && at >= 0.5:
+		return Bad, why, nil
+	case b.Significant && at < 0.5:
+		return Good, why, nil
 	}
 	return Inconclusive, why, nil
 }

@@ -27,11 +27,15 @@ func (r *Result) Words(scenario string) string {
 	if r.Ends.Ratio < 1 {
 		kind = "improvement"
 	}
+	if !r.Found {
+		return fmt.Sprintf("devbulk found a %+.0f%% %s of %s (%s) between %s and %s; the search was stopped before it named the kernel (run the same command again to resume)",
+			r.Ends.Pct(), kind, r.Metric, scenario, r.Specs[0], r.Specs[n-1])
+	}
 	s := fmt.Sprintf("devbulk found a %+.0f%% %s of %s (%s) between %s (last good) and %s (first bad)",
 		r.Ends.Pct(), kind, r.Metric, scenario, r.Specs[r.LastGood], r.Specs[r.FirstBad])
 	switch {
 	case r.Confirmation == nil:
-		s += "; not confirmed (the bisection was stopped)"
+		s += "; not confirmed (the confirmation did not finish)"
 	case r.Confirmed:
 		s += "; confirmed by measuring both again: " + r.Confirmation.String()
 	default:

@@ -130,7 +130,7 @@ func (b *bisection) run(ctx context.Context) error {
 		}
 		for _, k := range order {
 			if err := b.boot(ctx, "ends", k, b.r.Samples); err != nil {
-				return fmt.Errorf("the %s end, %s: %w", endName(k, n), b.o.Specs[k], err)
+				return fmt.Errorf("the %s end, %s: %w", endName(k), b.o.Specs[k], err)
 			}
 		}
 	}
@@ -147,7 +147,7 @@ func (b *bisection) run(ctx context.Context) error {
 	return b.confirm(ctx)
 }
 
-func endName(k, n int) string {
+func endName(k int) string {
 	if k == 0 {
 		return "good"
 	}
@@ -233,7 +233,7 @@ func (b *bisection) step(ctx context.Context, k int) (Verdict, error) {
 		if boots < b.o.StepBoots {
 			continue
 		}
-		if st.Verdict, st.Why, err = Decide(b.sample(0), b.sample(len(b.o.Specs)-1), b.sample(k)); err != nil {
+		if st.Verdict, st.Why, err = Decide(b.sample(0), b.sample(len(b.o.Specs)-1), b.sample(k), b.o.ThresholdPct); err != nil {
 			st.Verdict, st.Why = Inconclusive, err.Error() // too few samples yet
 		}
 	}
@@ -281,8 +281,11 @@ func (b *bisection) boot(ctx context.Context, phase string, k int, into map[int]
 		}
 		t := time.Now()
 		samples, err := b.m.Measure(ctx, spec, b.timeout())
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return ctx.Err()
+		case err != nil && !errors.Is(err, ErrNoBoot):
+			return err // this machine's trouble, not the kernel's: not logged, a rerun boots again
 		}
 		rec = Boot{Phase: phase, Spec: spec, Samples: samples, WallNS: int64(time.Since(t))}
 		if err != nil {
@@ -293,10 +296,10 @@ func (b *bisection) boot(ctx context.Context, phase string, k int, into map[int]
 		}
 	}
 	b.r.Boots++
-	b.longest = max(b.longest, time.Duration(rec.WallNS))
 	if rec.Err != "" {
 		return fmt.Errorf("%w: %s", ErrNoBoot, rec.Err)
 	}
+	b.longest = max(b.longest, time.Duration(rec.WallNS)) // a hung boot's time would raise the next timeout
 	if into[k] == nil {
 		into[k] = map[string][]float64{}
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
-	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -12,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/devbulk/devbulk/bisect"
+	"github.com/devbulk/devbulk/internal/ratio"
 )
 
 // Bisect plots a bisection: the metric's median on each kernel it measured,
@@ -25,7 +25,7 @@ func Bisect(r *bisect.Result) (*plot.Plot, error) {
 	groups := map[string]plotter.XYs{}
 	for k, samples := range r.Samples {
 		if v := samples[r.Metric]; len(v) > 0 && verdict[k] != "" {
-			groups[verdict[k]] = append(groups[verdict[k]], plotter.XY{X: float64(k), Y: median(v) / 1e6})
+			groups[verdict[k]] = append(groups[verdict[k]], plotter.XY{X: float64(k), Y: ratio.Median(v) / 1e6})
 		}
 	}
 	if len(groups) == 0 {
@@ -87,14 +87,6 @@ func distinct(specs []string) []string {
 		out[i] = rest
 	}
 	return out
-}
-
-func median(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

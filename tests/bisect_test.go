@@ -50,6 +50,7 @@ func TestBisectBadInput(t *testing.T) {
 		{[]string{"--kernels", good, "--scenario", "nope"}, `--scenario "nope": the suite full has dummy, vlan`},
 		{[]string{"--kernels", good, "--scenario", "dummy-serial", "--metric", "Delete/kind=dummy/strategy=group"}, `--metric "Delete/kind=dummy/strategy=group": scenario dummy-serial measures`},
 		{[]string{"--kernels", good, "--scenario", "dummy-serial", "--repeat", "2"}, `--repeat "2" out of range: 3..100`},
+		{[]string{"--kernels", good, "--scenario", "dummy-serial", "--metric", "Delete/kind=dummy/strategy=serial/n=1000"}, `--metric "Delete/kind=dummy/strategy=serial/n=1000": scenario dummy-serial measures`},
 		{[]string{"--kernels", good, "--good", "debian:6.1.0-47", "--bad", "debian:6.1.0-48"}, "give the list one way"},
 	} {
 		start := time.Now()
@@ -113,8 +114,8 @@ func TestVMBisectFindsThePlantedSlowdown(t *testing.T) {
 	if len(doc.Steps) > 3 { // ceil(log2(5))
 		t.Errorf("%d steps for six kernels: %+v", len(doc.Steps), doc.Steps)
 	}
-	if loggedBoots(log) != doc.Boots || logged < 4 {
-		t.Errorf("%d boots in all, %d logged before the kill, %d in the log now", doc.Boots, logged, loggedBoots(log))
+	if loggedBoots(log) != doc.Boots || logged < 4 || !strings.Contains(r.stderr, fmt.Sprintf("resuming the bisection logged in %s: %d boots measured", log, logged)) {
+		t.Errorf("%d boots in all, %d logged before the kill, %d in the log now; stderr %q", doc.Boots, logged, loggedBoots(log), r.stderr)
 	}
 	if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), "<svg") {
 		t.Errorf("--svg: %v, %d bytes", err, len(b))

@@ -2,11 +2,10 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/namespace"
@@ -159,12 +158,14 @@ func (s *scratch) requireGone(t *testing.T, what string, links ...nlbatch.Link) 
 	}
 }
 
-// named is the scratch namespace as a record names it ("test", its nsfs
-// inode; no cookie, as in records of older kernels).
+// named is the scratch namespace as a record names it: "test", its nsfs
+// inode and its cookie, as namespace.OpenFile reads them.
 func (s *scratch) named(t *testing.T) namespace.NS {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(s.ns.NS), &st); err != nil {
+	n, err := namespace.OpenFile(fmt.Sprintf("/proc/self/fd/%d", s.ns.NS))
+	if err != nil {
 		t.Fatal(err)
 	}
-	return namespace.NS{Handle: s.ns.NS, Name: "test", Inode: st.Ino}
+	n.Close()
+	n.Handle, n.Name = s.ns.NS, "test"
+	return n
 }

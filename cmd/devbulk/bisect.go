@@ -28,7 +28,7 @@ func bisectCommand() *cli.Command {
 		Description: "The list is --kernels FILE (one configuration a line, 'K [ARGS]' as --vm-kernel takes them: the first known good,\n" +
 			"the last known bad) or Debian's point releases from --good to --bad (debian:6.1.0-47 .. debian:6.1.0-57). Both\n" +
 			"ends are booted alternately first; when they do not differ significantly by more than --threshold, devbulk says so\n" +
-			"and stops. Each step boots a kernel and compares it with both ends (Mann-Whitney U, 95% intervals), booting it again\n" +
+			"and stops. Each step boots a kernel and compares it with both ends (Mann-Whitney U, and --threshold), booting it again\n" +
 			"while that is inconclusive; a kernel that does not boot, or hangs past four times the longest boot, is skipped. The\n" +
 			"last good and first bad kernels are then measured again, alternating: the answer stands only if they still differ.\n" +
 			"Every boot is logged (--log): the same command after Ctrl-C or kill -9 resumes, booting nothing it had measured.\n" +
@@ -69,11 +69,13 @@ func runBisect(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if b.opts.Log, err = bisect.OpenLog(b.log, bisect.Key(b.opts.Specs, b.scenario, b.opts.Metric, b.opts.ThresholdPct, b.opts.MaxBoots)); err != nil {
+	// The rules (threshold, boots) are not in the key: a log cut where a
+	// changed rule takes the search another way keeps the boots before.
+	if b.opts.Log, err = bisect.OpenLog(b.log, bisect.Key(b.opts.Specs, b.scenario, b.opts.Metric)); err != nil {
 		return err
 	}
-	if n := b.opts.Log.Resumed(); n > 0 && progress(c) != nil {
-		progress(c)(fmt.Sprintf("resuming the bisection logged in %s: %d boots measured", b.log, n))
+	if n := b.opts.Log.Resumed(); n > 0 && !c.Bool("quiet") {
+		fmt.Fprintf(c.App.ErrWriter, "devbulk: resuming the bisection logged in %s: %d boots measured\n", b.log, n)
 	}
 	b.opts.Progress = progress(c)
 	r, runErr := bisect.Run(c.Context, &vmMeasurer{scenario: b.scenario}, b.opts)
@@ -282,10 +284,12 @@ func metricOf(sc check.ScenarioSpec, metric string) (string, error) {
 	case metric == "" && sc.Netns != nil:
 		return names[0], nil
 	case metric == "":
-		return "Delete/", nil
+		return names[1], nil // the first delete (names[0] is the create)
+	case sc.Netns != nil && strings.HasPrefix(metric, names[0]):
+		return metric, nil // NetnsChurnDrain, NetnsCreateExec: the scenario's own lines
 	}
 	for _, n := range names {
-		if strings.HasPrefix(n, metric) || strings.HasPrefix(metric, n) {
+		if strings.HasPrefix(n, metric) {
 			return metric, nil
 		}
 	}
@@ -311,7 +315,7 @@ type vmMeasurer struct{ scenario check.ScenarioSpec }
 func (m *vmMeasurer) Measure(ctx context.Context, spec string, timeout time.Duration) (map[string][]float64, error) {
 	k, err := findKernel(spec)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", bisect.ErrNoBoot, err)
+		return nil, fmt.Errorf("kernel %s: %w", spec, err) // this machine's (apt, disk), not the kernel's: not a skip
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

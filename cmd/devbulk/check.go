@@ -298,8 +298,8 @@ func gitBisectExit(c *cli.Context, err error) error {
 	switch {
 	case !c.Bool("bisect"), err == nil, errors.Is(err, context.Canceled):
 		return err
-	case errors.As(err, &ee) && ee.code == exitUsage:
-		return &exitError{128, err}
+	case errors.As(err, &ee) && ee.code == exitUsage, errors.Is(err, vm.ErrNoQemu):
+		return &exitError{128, err} // every commit would fail alike: git stops
 	case errors.As(err, &ee) && ee.err == errSilent:
 		return err
 	}
