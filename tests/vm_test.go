@@ -275,7 +275,9 @@ func TestVMCheckMatrix(t *testing.T) {
 					continue
 				}
 				if cmp.Base == nil || cmp.Cur == nil || cmp.Cur.N != 6 || cmp.Base.N != 6 {
-					t.Fatalf("%s %s: %+v", sc.Name, cmp.Benchmark, cmp)
+					// Seen once in CI (2026-12-07): one sample short; say
+					// which side, and the column's phases' errors, next time.
+					t.Fatalf("%s %s: base %+v, current %+v: want 6 samples each; column %s: %s", sc.Name, cmp.Benchmark, cmp.Base, cmp.Cur, c.Label, phaseErrors(c.Results))
 				}
 				// The verdict follows from the medians, p and the threshold.
 				delta := 100 * (cmp.Cur.Median/cmp.Base.Median - 1)
@@ -766,4 +768,16 @@ func TestVMMove(t *testing.T) {
 			}
 		}
 	}
+}
+
+// phaseErrors are the errors a results document's scenarios recorded, for
+// a test's message.
+func phaseErrors(r *check.Results) string {
+	var out []string
+	for _, sc := range r.Scenarios {
+		if sc.Error != "" || sc.Skip != "" {
+			out = append(out, sc.Name+": "+sc.Error+sc.Skip)
+		}
+	}
+	return fmt.Sprint(out)
 }
