@@ -32,16 +32,19 @@ type Target struct {
 
 // DeleteOptions tune Delete.
 type DeleteOptions struct {
-	Workers int // parallel strategy; default 4
-	// UnloadLower makes the module strategy unload the module of the lower
-	// devices devbulk created (rmmod dummy under a thousand vlans) rather
-	// than the kind's own.
-	UnloadLower bool
-	// KeepLowers leaves the lower devices a module unload did not take
-	// (those of another kind) in place; otherwise they are deleted after the
-	// phase. A bench keeps them: its namespace's release removes them, after
-	// the phase's RCU counts are read.
+	// Own is the strategy's own options (ParallelOptions, ModuleOptions),
+	// defined in its file; nil: its defaults. Options of another strategy
+	// are refused.
+	Own Own
+	// KeepLowers leaves in place the lower devices the strategy did not
+	// take (a module unload leaves those of another kind); otherwise they
+	// are deleted after the phase. A bench keeps them: its namespace's
+	// release removes them, after the phase's RCU counts are read.
 	KeepLowers bool
+	// Restore leaves the machine as the delete found it: what a strategy
+	// unloaded is loaded again afterwards, outside the phase (a bench's
+	// next cycle creates the kind again).
+	Restore bool
 	// Progress, when set, receives the number of devices (lower devices
 	// included) deleted so far out of total by the one-by-one strategies
 	// (serial, pipelined, parallel).
@@ -50,6 +53,31 @@ type DeleteOptions struct {
 	// (runs marks its record "deleting"), and keeps a group strategy's new
 	// mark before the devices move (nil: nowhere).
 	Ledger Ledger
+}
+
+// Own is one strategy's own options; each strategy that has some defines
+// its type in its file. Strategy names the strategies (delete or move)
+// that take them.
+type Own interface{ Strategy() string }
+
+// ownFor refuses options that belong to another strategy than name.
+func ownFor(o Own, name string) error {
+	if o != nil && o.Strategy() != name {
+		return fmt.Errorf("options of the %s strategy given to the %s strategy", o.Strategy(), name)
+	}
+	return nil
+}
+
+// OwnFor picks, of several strategies' options, those of the strategy
+// named name (nil: none given): a caller running several strategies (a
+// bench) holds each one's options.
+func OwnFor(all []Own, name string) Own {
+	for _, o := range all {
+		if o != nil && o.Strategy() == name {
+			return o
+		}
+	}
+	return nil
 }
 
 // ErrForeignDependents reports devices devbulk did not create that depend on
@@ -69,21 +97,11 @@ var ErrForeignDependents = errors.New("devices devbulk did not create depend on 
 // Outcome says what a caller keeping records decides on.
 func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOptions) (Phase, Outcome, error) {
 	p := Phase{Name: "delete", Tool: "devbulk", Strategy: string(d), Devices: len(s.Links)}
-	st := d.impl()
-	if st.module != nil {
-		if mod := st.module(s, o); mod != nil {
-			p.Module = mod.Module
-		}
-	}
 	if err := d.Ready(t, s, o); err != nil {
 		return p, Outcome{}, err
 	}
 	del := newDeletion(t, s, o, &p)
-	if st.whole {
-		_, err := st.run(ctx, del)
-		return p, del.out, err
-	}
-	err := del.delete(ctx, st)
+	err := d.impl().tearDown(ctx, del)
 	return p, del.out, err
 }
 
@@ -100,14 +118,32 @@ type Outcome struct {
 	Acted bool
 }
 
+// run deletes d.mine and returns the ifindexes the kernel confirmed
+// deleted.
+type run func(ctx context.Context, d *deletion) (map[int32]bool, error)
+
+// afterLook is the tear-down of a strategy that sends requests device by
+// device: a look, run, and the settling of what the kernel did. The phase
+// starts after the look.
+func afterLook(r run) func(context.Context, *deletion) error {
+	return func(ctx context.Context, d *deletion) error { return d.delete(ctx, false, r) }
+}
+
+// markedFirst is the tear-down of a strategy whose one request deletes the
+// lot (group): the record is marked before the look that answers every
+// check, and the phase starts at that look.
+func markedFirst(r run) func(context.Context, *deletion) error {
+	return func(ctx context.Context, d *deletion) error { return d.delete(ctx, true, r) }
+}
+
 // delete looks, runs the strategy and settles what the kernel did.
-func (d *deletion) delete(ctx context.Context, st *strategy) error {
+func (d *deletion) delete(ctx context.Context, markFirst bool, r run) error {
 	t, s, p := d.t, d.s, d.p
-	others, gone, err := d.look(ctx, st.markFirst)
+	others, gone, err := d.look(ctx, markFirst)
 	if err != nil {
 		return err
 	}
-	confirmed, err := st.run(ctx, d)
+	confirmed, err := r(ctx, d)
 	d.stop()
 	after, serr := takeSnapshot(t.Conn, 0)
 	if serr == nil {

@@ -14,10 +14,9 @@ const DeleteGroup DeleteStrategy = "group"
 // group deletes the set in one RTM_DELLINK by group: the kernel's batch.
 func init() {
 	register(DeleteGroup, &strategy{
-		order:     4,
-		oneBatch:  true,
-		markFirst: true,
-		run:       deleteGroup,
+		order:    4,
+		oneBatch: true,
+		tearDown: markedFirst(deleteGroup),
 		ip: func(s *Set) IPCommand {
 			return IPCommand{Label: "ip link del group", Args: []string{"link", "del", "group", fmt.Sprint(s.Group)}}
 		},

@@ -28,7 +28,7 @@ func init() {
 			}
 			return nil
 		},
-		run: func(ctx context.Context, d *deletion) (map[int32]bool, error) {
+		tearDown: afterLook(func(ctx context.Context, d *deletion) (map[int32]bool, error) {
 			uppers, lowers := d.s.split(d.mine)
 			confirmed, err := d.each(ctx, oneByOne{c: d.t.Conn, devs: lowers, p: d.p})
 			for _, u := range uppers {
@@ -37,7 +37,7 @@ func init() {
 				}
 			}
 			return confirmed, err
-		},
+		}),
 		ip: func(s *Set) IPCommand { return ipDelEach(s.Lowers) },
 	})
 }

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,12 +10,10 @@ import (
 
 	"github.com/devbulk/devbulk"
 
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/kmod"
-	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -37,48 +36,48 @@ func ModuleLoaded(k *devices.Kind) error {
 // ForeignDevices lists, in every network namespace this machine has, the
 // devices of the kind's module that are not the set's: unloading the module
 // would remove them too. The module's own fallback devices (tunl0, gre0, ...)
-// are excepted while they are down; one that is up is someone's. ours is the
-// namespace the set lives in. Namespaces are found through /proc (threads,
-// open descriptors, bind mounts of every mount namespace): a namespace held
-// only by a socket is missed, which docs/safety.md states.
-func ForeignDevices(k *devices.Kind, s *Set, ours netns.NsHandle) ([]string, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(ours), &st); err != nil {
+// are excepted while they are down; one that is up is someone's. t is
+// where the set lives; its Dialer (or NS) reaches the others. Namespaces
+// are found through /proc (threads, open descriptors, bind mounts of every
+// mount namespace): a namespace held only by a socket is missed, which
+// docs/safety.md states.
+func ForeignDevices(k *devices.Kind, s *Set, t Target) ([]string, error) {
+	dl := t.dialer()
+	if dl == nil {
+		return nil, errNoDialer("the module strategy")
+	}
+	paths, err := dl.Everywhere()
+	if err != nil {
 		return nil, err
 	}
 	kinds := devices.KindsOfModule(k.Module)
-	owns := s.owner()
 	var foreign []string
-	for ino, path := range namespace.Discover() {
-		ns, err := namespace.OpenForSocket(path)
-		if err != nil {
+	for _, path := range append([]string{""}, paths...) {
+		links, err := listLinks(dl, path)
+		if errors.Is(err, ErrNamespaceGone) {
 			continue // gone meanwhile
 		}
-		links, err := listLinks(ns.Handle)
-		ns.Close()
 		if err != nil {
 			return nil, fmt.Errorf("listing links of netns %s: %w", path, err)
 		}
 		var ours map[int32]bool // the set's devices here, and their veth peers, made with them
-		if ino == st.Ino {
+		if path == "" {
+			owns := s.owner()
 			ours = s.ours(slices.DeleteFunc(slices.Clone(links), func(l nlbatch.Link) bool { return !owns(l) }), links)
 		}
 		for _, l := range links {
-			if !slices.Contains(kinds, l.Kind) || (devices.IsFallback(k.Module, l.Name) && l.Flags&unix.IFF_UP == 0) {
+			if !slices.Contains(kinds, l.Kind) || (devices.IsFallback(k.Module, l.Name) && l.Flags&unix.IFF_UP == 0) || ours[l.Index] {
 				continue
 			}
-			if ours[l.Index] {
-				continue
-			}
-			foreign = append(foreign, fmt.Sprintf("%s (netns %s)", l.Name, path))
+			foreign = append(foreign, fmt.Sprintf("%s (netns %s)", l.Name, cmp.Or(path, "of the run")))
 		}
 	}
 	slices.Sort(foreign)
 	return slices.Compact(foreign), nil
 }
 
-func listLinks(ns netns.NsHandle) ([]nlbatch.Link, error) {
-	c, err := nlbatch.Dial(ns, nlbatch.Options{RcvBuf: 1 << 20})
+func listLinks(dl Dialer, path string) ([]nlbatch.Link, error) {
+	c, err := dl.Dial(path, nlbatch.Options{RcvBuf: 1 << 20})
 	if err != nil {
 		return nil, err
 	}
@@ -86,30 +85,54 @@ func listLinks(ns netns.NsHandle) ([]nlbatch.Link, error) {
 	return c.ScanLinks()
 }
 
+// ModuleOptions are the module strategy's own.
+type ModuleOptions struct {
+	// UnloadLower unloads the module of the lower devices devbulk created
+	// (rmmod dummy under a thousand vlans) rather than the kind's own.
+	UnloadLower bool
+}
+
+// Strategy names the strategy that takes them.
+func (ModuleOptions) Strategy() string { return string(DeleteModule) }
+
 // module unloads the module of the set's kind (or, with
-// DeleteOptions.UnloadLower, of its lower devices): the kernel unregisters
+// ModuleOptions.UnloadLower, of its lower devices): the kernel unregisters
 // every device of its kinds, in every namespace, in one batch.
 func init() {
 	register(DeleteModule, &strategy{
 		order:    7,
 		oneBatch: true,
-		ready: func(_ Target, s *Set, o DeleteOptions) error {
-			mod := UnloadedKind(s.Kind, s.LowerKind, o.UnloadLower)
-			if o.UnloadLower && (mod == nil || len(s.Lowers) == 0) {
+		machine: func(k, lower *devices.Kind, own Own) error {
+			if mod := unloaded(k, lower, own); mod != nil {
+				return ModuleLoaded(mod)
+			}
+			return errors.New("unloading the lower devices' module: the links have no lower devices")
+		},
+		ready: func(t Target, s *Set, o DeleteOptions) error {
+			if t.dialer() == nil {
+				return errNoDialer("the module strategy")
+			}
+			if unloadsLower(o.Own) && len(s.Lowers) == 0 {
 				return errors.New("unloading the lower devices' module: devbulk created no lower devices")
 			}
-			return ModuleLoaded(mod)
+			return nil
 		},
-		module: func(s *Set, o DeleteOptions) *devices.Kind { return UnloadedKind(s.Kind, s.LowerKind, o.UnloadLower) },
-		run:    deleteModule,
+		tearDown: func(ctx context.Context, d *deletion) error {
+			d.p.Module = unloaded(d.s.Kind, d.s.LowerKind, d.o.Own).Module
+			return d.delete(ctx, false, deleteModule)
+		},
 	})
 }
 
-// UnloadedKind is the kind whose module the module strategy unloads: the
-// run's own kind, or with unloadLower (DeleteOptions.UnloadLower) the kind
-// of its lower devices.
-func UnloadedKind(kind, lower *devices.Kind, unloadLower bool) *devices.Kind {
-	if unloadLower {
+func unloadsLower(own Own) bool {
+	m, ok := own.(ModuleOptions)
+	return ok && m.UnloadLower
+}
+
+// unloaded is the kind whose module the strategy unloads: the links' own,
+// or their lower devices' (nil: none) with ModuleOptions.UnloadLower.
+func unloaded(kind, lower *devices.Kind, own Own) *devices.Kind {
+	if unloadsLower(own) {
 		return lower
 	}
 	return kind
@@ -120,13 +143,21 @@ func UnloadedKind(kind, lower *devices.Kind, unloadLower bool) *devices.Kind {
 // the window in which another process could make one is as short as
 // devbulk can make it. Lower devices of another kind, which the unload
 // leaves, are deleted afterwards (outside the phase) unless
-// DeleteOptions.KeepLowers.
-func deleteModule(ctx context.Context, d *deletion) (map[int32]bool, error) {
-	mod := UnloadedKind(d.s.Kind, d.s.LowerKind, d.o.UnloadLower)
+// DeleteOptions.KeepLowers. With DeleteOptions.Restore the module is
+// loaded again, whatever happened.
+func deleteModule(ctx context.Context, d *deletion) (_ map[int32]bool, err error) {
+	mod := unloaded(d.s.Kind, d.s.LowerKind, d.o.Own)
+	if d.o.Restore {
+		defer func() {
+			if ModuleLoaded(mod) != nil {
+				err = errors.Join(err, reloadModule(mod))
+			}
+		}()
+	}
 	if err := d.first(); err != nil {
 		return nil, err
 	}
-	foreign, err := ForeignDevices(mod, d.s, d.t.NS)
+	foreign, err := ForeignDevices(mod, d.s, d.t)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +174,7 @@ func deleteModule(ctx context.Context, d *deletion) (map[int32]bool, error) {
 	}
 	d.stop()
 	confirmed := indexes(d.mine)
-	if d.o.UnloadLower || len(d.s.Lowers) == 0 {
+	if unloadsLower(d.o.Own) || len(d.s.Lowers) == 0 {
 		return confirmed, nil
 	}
 	_, lowers := d.s.split(d.mine)
@@ -167,9 +198,9 @@ func unloadModule(k *devices.Kind) error {
 	return err
 }
 
-// ReloadModule loads a kind's module again after a module delete, so that
+// reloadModule loads a kind's module again after a module delete, so that
 // the kind can be created again (a bench's next cycle).
-func ReloadModule(k *devices.Kind) error {
+func reloadModule(k *devices.Kind) error {
 	ix, err := kmod.Open(kmod.Dir())
 	if err != nil {
 		return fmt.Errorf("reloading %s: %w", k.Module, err)

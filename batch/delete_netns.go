@@ -19,17 +19,18 @@ func init() {
 	register(DeleteNetns, &strategy{
 		order:    5,
 		oneBatch: true,
-		whole:    true,
 		applies: func(_ *devices.Kind, dedicated bool) error {
 			if !dedicated {
 				return devbulk.Mark(ErrNotApplicable, "delete strategy netns needs a namespace devbulk made for the devices (devbulk bench); it would take everything else in the namespace with it")
 			}
 			return nil
 		},
-		run: func(ctx context.Context, d *deletion) (map[int32]bool, error) {
+		// No look and nothing to settle: the release takes the whole
+		// namespace, which devbulk made.
+		tearDown: func(ctx context.Context, d *deletion) error {
 			err := releaseNetns(ctx, d.t, d.p)
 			d.p.Deleted = d.p.Devices
-			return nil, err
+			return err
 		},
 	})
 }

@@ -7,26 +7,41 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
 // DeleteParallel deletes one by one from several workers.
 const DeleteParallel DeleteStrategy = "parallel"
 
+// ParallelOptions are the parallel strategy's own (delete and move).
+type ParallelOptions struct {
+	Workers int // sockets, each on a worker of its own; default 4
+}
+
+// Strategy names the strategies that take them.
+func (ParallelOptions) Strategy() string { return "parallel" }
+
+// workerCount is the count of workers own asks for.
+func workerCount(own Own) int {
+	if p, ok := own.(ParallelOptions); ok && p.Workers > 0 {
+		return p.Workers
+	}
+	return 4
+}
+
 // parallel splits the devices over workers, each deleting one by one on a
-// socket of its own (DeleteOptions.Workers); the lower devices go last, on
-// the Target's socket, once every upper device is gone.
+// socket of its own (ParallelOptions.Workers); the lower devices go last,
+// on the Target's socket, once every upper device is gone.
 func init() {
 	register(DeleteParallel, &strategy{
 		order: 3,
 		ready: func(t Target, _ *Set, _ DeleteOptions) error {
 			if t.dialer() == nil {
-				return devbulk.Mark(ErrNotApplicable, "the parallel strategy needs the namespace (Target.NS or Target.Dialer) to open its sockets in")
+				return errNoDialer("the parallel strategy")
 			}
 			return nil
 		},
-		run: deleteParallel,
+		tearDown: afterLook(deleteParallel),
 	})
 }
 
@@ -47,11 +62,7 @@ func deleteParallel(ctx context.Context, d *deletion) (map[int32]bool, error) {
 // parallel deletes devs over the workers, one by one each, every worker
 // taking every workers-th device.
 func (d *deletion) parallel(ctx context.Context, devs []nlbatch.Link, progress func(int)) (map[int32]bool, error) {
-	workers := d.o.Workers
-	if workers <= 0 {
-		workers = 4
-	}
-	workers = min(workers, max(1, len(devs)))
+	workers := min(workerCount(d.o.Own), max(1, len(devs)))
 	conns := make([]*nlbatch.Conn, workers)
 	for w := range conns {
 		c, err := d.t.dialer().Dial("", nlbatch.Options{})

@@ -24,10 +24,10 @@ func init() {
 func eachStrategy(order, window int) *strategy {
 	return &strategy{
 		order: order,
-		run: func(ctx context.Context, d *deletion) (map[int32]bool, error) {
+		tearDown: afterLook(func(ctx context.Context, d *deletion) (map[int32]bool, error) {
 			return d.each(ctx, oneByOne{c: d.t.Conn, devs: d.mine, window: window,
 				progress: progressFrom(d.o.Progress, 0, len(d.mine)), p: d.p})
-		},
+		}),
 		ip: func(s *Set) IPCommand { return ipDelEach(append(slices.Clone(s.Links), s.Lowers...)) },
 	}
 }

@@ -3,6 +3,11 @@ package batch
 import (
 	"errors"
 	"fmt"
+	"slices"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk"
 
 	"github.com/vishvananda/netns"
 
@@ -20,9 +25,18 @@ type Dialer interface {
 	Dial(path string, o nlbatch.Options) (*nlbatch.Conn, error)
 	// Elsewhere lists the other named namespaces, as paths for Dial.
 	Elsewhere() ([]string, error)
+	// Everywhere lists every other namespace of the machine, named or
+	// not (a module unload reaches them all), as paths for Dial.
+	Everywhere() ([]string, error)
 	// Self is the set's namespace as a file descriptor, as RTM_GETNSID
 	// names it.
 	Self() int
+}
+
+// errNoDialer says that what needs sockets beyond Target.Conn has no way
+// to open them.
+func errNoDialer(who string) error {
+	return devbulk.Mark(ErrNotApplicable, "%s needs the namespace (Target.NS or Target.Dialer) to open its sockets in", who)
 }
 
 // ErrNamespaceGone reports a namespace that was removed before devbulk
@@ -61,6 +75,25 @@ func (n nsDialer) Elsewhere() ([]string, error) {
 		return nil, nil // the process's own: not compared, not scanned
 	}
 	return namespace.Named(netns.NsHandle(n))
+}
+
+func (n nsDialer) Everywhere() ([]string, error) {
+	self := "/proc/thread-self/ns/net"
+	if n > 0 {
+		self = fmt.Sprintf("/proc/self/fd/%d", n)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(self, &st); err != nil {
+		return nil, err
+	}
+	var out []string
+	for ino, path := range namespace.Discover() {
+		if ino != st.Ino {
+			out = append(out, path)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 func (n nsDialer) Self() int { return int(n) }

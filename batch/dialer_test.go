@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -14,12 +15,14 @@ import (
 	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 )
 
-// fakeDialer dials fake kernels: the set's (path "") and the other named
-// namespaces, by path. The set's namespace is fd ourFD to them.
+// fakeDialer dials fake kernels: the set's (path "") and the other
+// namespaces, named or not (a container's), by path. The set's namespace
+// is fd ourFD to them.
 type fakeDialer struct {
-	k      *nlbatchtest.Kernel
-	others map[string]*nlbatchtest.Kernel
-	dials  atomic.Int32
+	k       *nlbatchtest.Kernel
+	others  map[string]*nlbatchtest.Kernel
+	unnamed map[string]*nlbatchtest.Kernel
+	dials   atomic.Int32
 }
 
 const ourFD = 99
@@ -27,7 +30,7 @@ const ourFD = 99
 func (f *fakeDialer) Dial(path string, _ nlbatch.Options) (*nlbatch.Conn, error) {
 	k := f.k
 	if path != "" {
-		if k = f.others[path]; k == nil {
+		if k = cmp.Or(f.others[path], f.unnamed[path]); k == nil {
 			return nil, ErrNamespaceGone
 		}
 	}
@@ -39,7 +42,46 @@ func (f *fakeDialer) Elsewhere() ([]string, error) {
 	return slices.Sorted(maps.Keys(f.others)), nil
 }
 
+func (f *fakeDialer) Everywhere() ([]string, error) {
+	all := append(slices.Collect(maps.Keys(f.others)), slices.Collect(maps.Keys(f.unnamed))...)
+	slices.Sort(all)
+	return all, nil
+}
+
 func (f *fakeDialer) Self() int { return ourFD }
+
+// The scan before a module unload reaches every namespace through the
+// Target's dialer, named or not: devices of the module's kinds that are
+// not the set's are named, wherever they are; the set's are not.
+func TestForeignDevicesEverywhere(t *testing.T) {
+	k, s, c := fakeRun(3)
+	k.Add(nlbatchtest.Link{Name: "mine-not", Kind: "ifb"})
+	named, container := &nlbatchtest.Kernel{}, &nlbatchtest.Kernel{}
+	named.Add(nlbatchtest.Link{Name: "lo"})
+	container.Add(nlbatchtest.Link{Name: "lo"})
+	container.Add(nlbatchtest.Link{Name: "ifb0", Kind: "ifb"})
+	container.Add(nlbatchtest.Link{Name: "veth0", Kind: "veth"})
+	fd := &fakeDialer{k: k, others: map[string]*nlbatchtest.Kernel{"/run/netns/b": named},
+		unnamed: map[string]*nlbatchtest.Kernel{"/proc/42/ns/net": container}}
+	got, err := ForeignDevices(devices.Ifb, s, Target{Conn: c, Dialer: fd})
+	want := []string{"ifb0 (netns /proc/42/ns/net)", "mine-not (netns of the run)"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("%v, %q; want %q", err, got, want)
+	}
+	if _, err := ForeignDevices(devices.Ifb, s, target(c)); !errors.Is(err, ErrNotApplicable) {
+		t.Errorf("without a dialer: %v", err)
+	}
+}
+
+// A strategy's own options given to another strategy are refused before
+// anything is sent.
+func TestOwnOptionsOfAnotherStrategyRefused(t *testing.T) {
+	k, s, c := fakeRun(3)
+	_, _, err := Delete(context.Background(), Target{Conn: c, Dialer: &fakeDialer{k: k}}, s, DeleteSerial, DeleteOptions{Own: ParallelOptions{Workers: 2}})
+	if err == nil || !strings.Contains(err.Error(), "options of the parallel strategy given to the serial strategy") || k.Sends != 0 {
+		t.Errorf("%v; %d datagrams sent", err, k.Sends)
+	}
+}
 
 // The parallel strategy's workers each delete on a socket of their own,
 // dialed through the Target's dialer: every device of the run goes, the
@@ -49,7 +91,7 @@ func TestParallelDeleteOnWorkersSockets(t *testing.T) {
 	k.Add(nlbatchtest.Link{Name: "other", Kind: "ifb"})
 	k.Add(nlbatchtest.Link{Name: "intruder", Kind: "ifb", Group: 7})
 	fd := &fakeDialer{k: k}
-	p, _, err := Delete(context.Background(), Target{Conn: c, Dialer: fd}, s, DeleteParallel, DeleteOptions{Workers: 4})
+	p, _, err := Delete(context.Background(), Target{Conn: c, Dialer: fd}, s, DeleteParallel, DeleteOptions{Own: ParallelOptions{Workers: 4}})
 	if err != nil || p.Deleted != 40 || kernelNames(k) != "lo other intruder" {
 		t.Fatalf("%v; deleted %d; kernel %q", err, p.Deleted, kernelNames(k))
 	}

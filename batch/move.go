@@ -80,8 +80,10 @@ type Destination struct {
 
 // MoveOptions say where Move sends the links, and tune it.
 type MoveOptions struct {
-	To      Destination
-	Workers int // parallel strategy; default 4
+	To Destination
+	// Own is the strategy's own options (ParallelOptions); nil: its
+	// defaults. Options of another strategy are refused.
+	Own Own
 	// Progress, when set, receives the number of links moved so far out of
 	// total by the one-by-one strategies.
 	Progress func(done, total int)
@@ -114,6 +116,9 @@ func (m MoveStrategy) Applies(k *devices.Kind, lowers bool) error {
 // already there under that name is never taken for the set's.
 func Move(ctx context.Context, t Target, s *Set, m MoveStrategy, o MoveOptions) (Phase, *Set, error) {
 	p := Phase{Name: "move", Tool: "devbulk", Strategy: string(m), Devices: len(s.Links)}
+	if err := ownFor(o.Own, string(m)); err != nil {
+		return p, nil, err
+	}
 	if err := movable(t, s, m); err != nil {
 		return p, nil, err
 	}
@@ -121,7 +126,7 @@ func Move(ctx context.Context, t Target, s *Set, m MoveStrategy, o MoveOptions) 
 	if err != nil {
 		return p, nil, fmt.Errorf("the destination: %w", err)
 	}
-	d := newDeletion(t, s, DeleteOptions{Workers: o.Workers, Progress: o.Progress}, &p)
+	d := newDeletion(t, s, DeleteOptions{Own: o.Own, Progress: o.Progress}, &p)
 	d.request = func(l nlbatch.Link) []byte { return nlbatch.SetNetnsRequest(l.Index, o.To.FD) }
 	others, _, err := d.look(ctx, moveStrategies[m].markFirst)
 	if err != nil {

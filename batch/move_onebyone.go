@@ -3,7 +3,6 @@ package batch
 import (
 	"context"
 
-	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -26,7 +25,7 @@ func init() {
 		order: 2,
 		ready: func(t Target) error {
 			if t.dialer() == nil {
-				return devbulk.Mark(ErrNotApplicable, "the parallel strategy needs the namespace (Target.NS or Target.Dialer) to open its sockets in")
+				return errNoDialer("the parallel strategy")
 			}
 			return nil
 		},

@@ -32,26 +32,21 @@ type strategy struct {
 	order int
 	// oneBatch: every device goes in one unregister batch of the kernel.
 	oneBatch bool
-	// markFirst: one request deletes the lot, so the record is marked
-	// before the look that answers every check, and the phase starts at
-	// that look (group).
-	markFirst bool
-	// whole: the strategy releases the namespace itself; there are no
-	// devices to look up or settle (netns).
-	whole bool
 	// applies says why the strategy cannot tear down links of kind k
 	// (nil: whatever the kind) in a namespace devbulk made for them
 	// (dedicated) or not; nil when it can.
 	applies func(k *devices.Kind, dedicated bool) error
+	// machine says why this machine cannot take the strategy for links of
+	// kind k on lower devices of kind lower, with its own options, before
+	// any is made; nil when it can (also when the field is nil).
+	machine func(k, lower *devices.Kind, own Own) error
 	// ready says why it cannot tear set s down in t now, before anything
 	// is touched; nil when it can (also when the field is nil).
 	ready func(t Target, s *Set, o DeleteOptions) error
-	// module, when set, is the kind whose module the strategy unloads
-	// (the phase names it).
-	module func(s *Set, o DeleteOptions) *devices.Kind
-	// run deletes d.mine and returns the ifindexes the kernel confirmed
-	// deleted.
-	run func(ctx context.Context, d *deletion) (map[int32]bool, error)
+	// tearDown deletes the set: most strategies are afterLook(run) or
+	// markedFirst(run), a look, their run and the settling of what the
+	// kernel did.
+	tearDown func(ctx context.Context, d *deletion) error
 	// ip is the iproute2 command that does the same; nil where iproute2
 	// has none.
 	ip func(s *Set) IPCommand
@@ -124,8 +119,25 @@ func (d DeleteStrategy) Ready(t Target, s *Set, o DeleteOptions) error {
 	if err := d.Applies(s.Kind, t.Dedicated != nil); err != nil {
 		return err
 	}
+	if err := d.Machine(s.Kind, s.LowerKind, o.Own); err != nil {
+		return err
+	}
 	if r := d.impl().ready; r != nil {
 		return r(t, s, o)
+	}
+	return nil
+}
+
+// Machine reports why this machine cannot take strategy d for links of
+// kind k on lower devices of kind lower (nil: none), with the strategy's
+// own options, or nil: for a caller that refuses before making anything
+// (the module strategy needs a module it can unload).
+func (d DeleteStrategy) Machine(k, lower *devices.Kind, own Own) error {
+	if err := ownFor(own, string(d)); err != nil {
+		return err
+	}
+	if m := d.impl().machine; m != nil {
+		return m(k, lower, own)
 	}
 	return nil
 }

@@ -35,15 +35,15 @@ type Options struct {
 	// Force runs counts whose devices the kernel memory estimate says
 	// would not fit (devices.Fits).
 	Force     bool
-	Workers   int    // parallel delete
 	Up        bool   // create links up
 	VlanProto string // vlan: 802.1Q or 802.1ad
 	// Lower is the kind of the lower devices devbulk creates for kinds that
 	// need them (see devices.LowerKind).
 	Lower *devices.Kind
-	// UnloadLower makes the module strategy unload the lower devices'
-	// module (see batch.DeleteOptions).
-	UnloadLower bool
+	// Own is the strategies' own options (batch.ParallelOptions,
+	// batch.ModuleOptions): each delete or move strategy takes those that
+	// name it.
+	Own []batch.Own
 	// Compare runs the same cycle with iproute2 in its own namespace.
 	Compare bool
 	// TraceRCU counts the RCU waits and unregister batches of each delete
@@ -300,16 +300,7 @@ func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error
 		defer to.release()
 		t, st = batch.Target{Conn: to.conn, NS: to.ns.NS, Dedicated: to.ns}, to
 	}
-	if d == batch.DeleteModule {
-		// Whatever happens below, leave the module loaded as it was.
-		unloaded := batch.UnloadedKind(o.Kind, o.Lower, o.UnloadLower)
-		defer func() {
-			if batch.ModuleLoaded(unloaded) != nil {
-				err = errors.Join(err, batch.ReloadModule(unloaded))
-			}
-		}()
-	}
-	do := batch.DeleteOptions{Workers: o.Workers, UnloadLower: o.UnloadLower, KeepLowers: true,
+	do := batch.DeleteOptions{Own: batch.OwnFor(o.Own, string(d)), KeepLowers: true, Restore: true,
 		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s delete", n, d))}
 	c.Delete, err = traced(o, func() (batch.Phase, error) {
 		p, _, err := batch.Delete(ctx, t, st.set, d, do)
@@ -327,7 +318,7 @@ func moved(ctx context.Context, o Options, st *stage, m batch.MoveStrategy) (*ba
 	if err != nil {
 		return nil, nil, err
 	}
-	mo := batch.MoveOptions{To: batch.Destination{Conn: to.conn, FD: int(to.ns.NS)}, Workers: o.Workers,
+	mo := batch.MoveOptions{To: batch.Destination{Conn: to.conn, FD: int(to.ns.NS)}, Own: batch.OwnFor(o.Own, string(m)),
 		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s move", len(st.set.Links), m))}
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
 	p, err := profiled(o.moveProf, func() (p batch.Phase, err error) {

@@ -14,7 +14,8 @@ import (
 // create and delete) and, unless given, the kind of the lower devices. It
 // refuses, with an error that matches devbulk.ErrNotSupported, a kind (or
 // lower kind) this kernel cannot create and a module strategy whose module
-// cannot be unloaded (the lower kind's, with UnloadLower); a delete strategy
+// cannot be unloaded (the lower kind's, with batch.ModuleOptions.UnloadLower:
+// what a strategy needs of the machine, batch.DeleteStrategy.Machine); a delete strategy
 // that does not apply to the kind, with an error that matches
 // batch.ErrNotApplicable; and moves of a kind the kernel keeps where it was
 // made (devbulk.ErrNotSupported).
@@ -52,8 +53,8 @@ func (o *Options) Resolve() error {
 		return err
 	}
 	for _, d := range o.Deletes {
-		if d == batch.DeleteModule {
-			return batch.ModuleLoaded(batch.UnloadedKind(o.Kind, o.Lower, o.UnloadLower))
+		if err := d.Machine(o.Kind, o.Lower, batch.OwnFor(o.Own, string(d))); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -19,7 +19,7 @@ type DeleteOptions struct {
 	// kind Kind.
 	Prefix, Kind string
 	Strategy     batch.DeleteStrategy
-	Workers      int
+	Own          batch.Own // the strategy's own options (batch.ParallelOptions)
 	// Force stops (SIGKILL) the devbulk that still runs a run, then deletes
 	// the run: nothing it made is left out of a record.
 	Force bool
@@ -140,7 +140,7 @@ func (s *Store) deleteSet(ctx context.Context, t batch.Target, r *Record, o Dele
 	}
 	state, creator, marks := r.State, r.Owner, slices.Clone(r.Marks)
 	l := &ledger{s: s, r: r}
-	p, out, err := batch.Delete(ctx, t, set, o.Strategy, batch.DeleteOptions{Workers: o.Workers, Progress: o.Progress, Ledger: l})
+	p, out, err := batch.Delete(ctx, t, set, o.Strategy, batch.DeleteOptions{Own: o.Own, Progress: o.Progress, Ledger: l})
 	marked := l.marked
 	r.Marks = set.Marks
 	var forgotten []batch.Leftover

@@ -23,7 +23,7 @@ type MoveOptions struct {
 	// kind Kind.
 	Prefix, Kind string
 	Strategy     batch.MoveStrategy
-	Workers      int
+	Own          batch.Own // the strategy's own options (batch.ParallelOptions)
 	// Force stops (SIGKILL) the devbulk that still runs a run first.
 	Force    bool
 	Progress func(moved, total int)
@@ -161,7 +161,7 @@ func (s *Store) moveRun(ctx context.Context, t batch.Target, to batch.Destinatio
 	if err := s.Save(r); err != nil {
 		return batch.Phase{}, false, err
 	}
-	p, arrived, err := batch.Move(ctx, t, set, o.Strategy, batch.MoveOptions{To: to, Workers: o.Workers, Progress: o.Progress})
+	p, arrived, err := batch.Move(ctx, t, set, o.Strategy, batch.MoveOptions{To: to, Own: o.Own, Progress: o.Progress})
 	if arrived == nil {
 		// Refused, or the links could not be looked up afterwards: find
 		// them as for a killed move.

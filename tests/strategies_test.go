@@ -97,7 +97,8 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 		t.Fatal(err)
 	}
 	target := batch.Target{Conn: s.conn, NS: s.ns.NS, Dedicated: s.ns}
-	p, _, err := batch.Delete(context.Background(), target, set, d, batch.DeleteOptions{Workers: 4})
+	opts := batch.OwnFor([]batch.Own{batch.ParallelOptions{Workers: 4}}, string(d)) // parallel's, for parallel
+	p, _, err := batch.Delete(context.Background(), target, set, d, batch.DeleteOptions{Own: opts})
 	if err != nil {
 		t.Fatalf("delete: %v (phase %+v)", err, p)
 	}

@@ -90,7 +90,10 @@ func benchOptionsOf(c *cli.Context) (bench.Options, error) {
 	if err := benchMoves(c, &o); err != nil {
 		return o, err
 	}
-	o.Workers, err = workers(c, slices.Contains(o.Deletes, batch.DeleteParallel) || slices.Contains(o.Moves, batch.MoveParallel))
+	own, err := workers(c, slices.Contains(o.Deletes, batch.DeleteParallel) || slices.Contains(o.Moves, batch.MoveParallel))
+	if own != nil {
+		o.Own = append(o.Own, own)
+	}
 	return o, err
 }
 

@@ -68,7 +68,7 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 	if err := checkKindChoice(c); err != nil {
 		return o, err
 	}
-	o.Workers, err = workers(c, o.Strategy == batch.DeleteParallel)
+	o.Own, err = workers(c, o.Strategy == batch.DeleteParallel)
 	return o, err
 }
 

@@ -110,13 +110,18 @@ func deviceOptions(c *cli.Context, k *devices.Kind, prefix string, count int) (d
 	return o, nil
 }
 
-// workers parses --workers for the delete strategies given: it is refused
-// where none of them is parallel, as the kinds' own flags are.
-func workers(c *cli.Context, parallel bool) (int, error) {
-	if c.IsSet("workers") && !parallel {
-		return 0, usagef("--workers applies to the parallel strategies only")
+// workers parses --workers into the parallel strategies' own options (nil
+// where no strategy given is parallel): it is refused there, as the kinds'
+// own flags are.
+func workers(c *cli.Context, parallel bool) (batch.Own, error) {
+	if !parallel {
+		if c.IsSet("workers") {
+			return nil, usagef("--workers applies to the parallel strategies only")
+		}
+		return nil, nil
 	}
-	return intFlag(c, "workers", 1, 64)
+	n, err := intFlag(c, "workers", 1, 64)
+	return batch.ParallelOptions{Workers: n}, err
 }
 
 // moveList names the move strategies, for a flag's usage.

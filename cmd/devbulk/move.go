@@ -66,7 +66,7 @@ func moveOptionsOf(c *cli.Context) (runs.MoveOptions, error) {
 		return o, usage(err)
 	}
 	o.Progress = runsProgress(c, "move")
-	o.Workers, err = workers(c, o.Strategy == batch.MoveParallel)
+	o.Own, err = workers(c, o.Strategy == batch.MoveParallel)
 	return o, err
 }
 

@@ -54,7 +54,7 @@ func rmmodOptionsOf(c *cli.Context) (bench.Options, error) {
 		if c.IsSet("count") {
 			return o, usagef("--count and --vlans: give one")
 		}
-		o.Kind, o.Lower, o.UnloadLower = devices.Vlan, k, true
+		o.Kind, o.Lower, o.Own = devices.Vlan, k, []batch.Own{batch.ModuleOptions{UnloadLower: true}}
 		o.Deletes = []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteLower, batch.DeleteSerial}
 		n, err := intFlag(c, "vlans", 1, devices.MaxVlanID) // they sit on one lower device
 		o.Counts = []int{n}
