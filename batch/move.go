@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,7 +55,9 @@ func registerMove(name MoveStrategy, s *moveStrategy) {
 // MoveStrategies lists the move strategies: one request per device first.
 func MoveStrategies() []MoveStrategy {
 	out := slices.Collect(maps.Keys(moveStrategies))
-	slices.SortFunc(out, func(a, b MoveStrategy) int { return moveStrategies[a].order - moveStrategies[b].order })
+	slices.SortFunc(out, func(a, b MoveStrategy) int {
+		return cmp.Or(moveStrategies[a].order-moveStrategies[b].order, strings.Compare(string(a), string(b)))
+	})
 	return out
 }
 

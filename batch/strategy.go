@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -66,7 +67,9 @@ func register(name DeleteStrategy, s *strategy) {
 // request per device first, then the kernel's batch paths.
 func DeleteStrategies() []DeleteStrategy {
 	out := slices.Collect(maps.Keys(strategies))
-	slices.SortFunc(out, func(a, b DeleteStrategy) int { return strategies[a].order - strategies[b].order })
+	slices.SortFunc(out, func(a, b DeleteStrategy) int {
+		return cmp.Or(strategies[a].order-strategies[b].order, strings.Compare(string(a), string(b)))
+	})
 	return out
 }
 

@@ -35,6 +35,15 @@ func TestDeleteStrategies(t *testing.T) {
 		{batch.DeleteNetns, 1000, false},
 		{batch.DeleteModule, 1000, true},
 	}
+	tried := map[batch.DeleteStrategy]bool{}
+	for _, s := range strategies {
+		tried[s.d] = true
+	}
+	for _, d := range batch.DeleteStrategies() {
+		if !tried[d] {
+			t.Errorf("delete strategy %s has no row here: it is not tried against the kernel", d)
+		}
+	}
 	for _, k := range devices.All() {
 		for _, s := range strategies {
 			if s.d.Applies(k, true) != nil {
