@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/devbulk/devbulk/bystander"
+
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/internal/kmem"
 	"github.com/devbulk/devbulk/internal/result"
@@ -46,6 +48,9 @@ type Phase struct {
 	SysNS         int64   `json:"sys_ns"`
 	DevicesPerSec float64 `json:"devices_per_sec"`
 	MsPerDevice   float64 `json:"ms_per_device"`
+	// Bystander (bench --bystander) is what a prober in another namespace
+	// waited during the phase (see package bystander).
+	Bystander *bystander.Stats `json:"bystander,omitempty"`
 	// Requests is the per-request send-to-ACK latency, where each request
 	// has a sendmsg of its own (serial and parallel strategies).
 	Requests *Latency `json:"requests,omitempty"`

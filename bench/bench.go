@@ -11,6 +11,7 @@ import (
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/kprofile"
@@ -54,6 +55,10 @@ type Options struct {
 	// package kprofile); where the kernel cannot trace, Run fails with an
 	// error that matches devbulk.ErrNotSupported.
 	Profile bool
+	// Bystander, when set, runs a prober in a namespace of its own for the
+	// whole bench: its idle baseline first, then what it waited during
+	// each phase (batch.Phase.Bystander).
+	Bystander *bystander.Config
 	// Progress, when set, receives one line per step.
 	Progress func(string)
 	// Counter, when set, makes a counter for a phase of total steps that
@@ -65,6 +70,7 @@ type Options struct {
 	prof       *kprofile.Profiler // delete phases
 	createProf *kprofile.Profiler // create phases
 	moveProf   *kprofile.Profiler // move phases
+	prober     *bystander.Prober
 }
 
 // Prefix is the name prefix of bench links (their namespace is devbulk's own).
@@ -102,6 +108,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			missing = append(missing, o.moveProf.Missing...)
 		}
 		r.Untraceable = slices.Compact(slices.Sorted(slices.Values(missing)))
+	}
+	if o.Bystander != nil {
+		var err error
+		if o.prober, r.BystanderIdle, err = startBystander(ctx, o); err != nil {
+			return r, err
+		}
+		defer o.prober.Stop()
 	}
 	// Side by side, never one after the other: each repetition runs every
 	// delete strategy (and, with Compare, both tools) once, and the order
@@ -273,6 +286,7 @@ func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error
 	// No echo: the phase is the kernel's work as iproute2 asks for it; the
 	// links are looked up after it.
 	var found []nlbatch.Link
+	began := time.Now()
 	p, err := profiled(o.createProf, func() (p batch.Phase, err error) {
 		// The trace buffer is allocated before the memory is read.
 		mem := batch.StartKernelMem()
@@ -281,6 +295,7 @@ func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error
 		return p, err
 	}, func(p batch.Phase) int { return p.Devices - p.Failed })
 	c.Create = p
+	o.beside(&c.Create, began)
 	if err != nil {
 		return c, err
 	}
@@ -302,10 +317,12 @@ func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error
 	}
 	do := batch.DeleteOptions{Own: batch.OwnFor(o.Own, string(d)), KeepLowers: true, Restore: true,
 		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s delete", n, d))}
+	began = time.Now()
 	c.Delete, err = traced(o, func() (batch.Phase, error) {
 		p, _, err := batch.Delete(ctx, t, st.set, d, do)
 		return p, err
 	})
+	o.beside(&c.Delete, began)
 	return c, err
 }
 
@@ -321,9 +338,11 @@ func moved(ctx context.Context, o Options, st *stage, m batch.MoveStrategy) (*ba
 	mo := batch.MoveOptions{To: batch.Destination{Conn: to.conn, FD: int(to.ns.NS)}, Own: batch.OwnFor(o.Own, string(m)),
 		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s move", len(st.set.Links), m))}
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
+	began := time.Now()
 	p, err := profiled(o.moveProf, func() (p batch.Phase, err error) {
 		return rcuCounted(o, func() (batch.Phase, error) { p, to.set, err = batch.Move(ctx, t, st.set, m, mo); return p, err })
 	}, func(p batch.Phase) int { return p.Devices })
+	o.beside(&p, began)
 	if err == nil && p.Failed > 0 {
 		err = fmt.Errorf("%d of %d links not moved: %s", p.Failed, p.Devices, strings.Join(p.Errors, "; "))
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/devbulk/devbulk/bystander"
+
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/internal/result"
@@ -30,6 +32,9 @@ type Report struct {
 	// headline.
 	Against  []Comparison `json:"strategies,omitempty"`
 	Creation []Cost       `json:"creation,omitempty"`
+	// BystanderIdle (--bystander) is the prober's idle baseline, measured
+	// before the first phase: what each phase's Bystander is against.
+	BystanderIdle *bystander.Stats `json:"bystander_idle,omitempty"`
 	// Untraceable (--profile) are the profile's functions this kernel has
 	// no trace point for (inlined, or not in this version): their time is
 	// their callers'.
@@ -73,6 +78,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if r.Explain && hasNetns(r) {
 		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", namespace.FreedMethod)
+	}
+	if err := r.writeBystander(w); err != nil {
+		return err
 	}
 	if err := r.writeProfiles(w); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/netnsbench"
 )
 
@@ -125,6 +126,9 @@ const (
 // device and devices per second.
 func BenchLines(r *bench.Report) []Line {
 	var out []Line
+	if b := r.BystanderIdle; b != nil && b.Ops > 0 {
+		out = append(out, bystanderLine(b, "phase=idle/kind="+r.Kind))
+	}
 	for _, c := range r.Runs {
 		for _, p := range c.Phases() {
 			if p.Devices == 0 || p.WallNS <= 0 || p.Failed > 0 {
@@ -144,6 +148,9 @@ func BenchLines(r *bench.Report) []Line {
 				values = append(values, Value{p.KernelMem.PerDeviceKiB, UnitKernelKiB})
 			}
 			out = append(out, Line{Name: name, Iters: p.Devices, Values: values})
+			if b := p.Bystander; b != nil && b.Ops > 0 {
+				out = append(out, bystanderLine(b, fmt.Sprintf("phase=%s-%s/kind=%s/n=%d", p.Name, nameValue(strategy), kind, c.Count)))
+			}
 			// The profile's components, per device, so that a check
 			// compares where the time goes across kernels too: all of
 			// them (a dozen or two), so that every repetition has the
@@ -198,3 +205,11 @@ var notNameValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustComp
 // nameValue keeps a value usable inside a benchmark name: no spaces, no
 // slashes, no '='.
 func nameValue(s string) string { return notNameValue().ReplaceAllString(s, "_") }
+
+// bystanderLine is what a bystander waited during a phase (params name
+// it): its p99 as the ns/op a check compares and gates, then its p50,
+// max and longest stall.
+func bystanderLine(b *bystander.Stats, params string) Line {
+	return Line{Name: fmt.Sprintf("Bystander/op=%s/%s", b.Op, params), Iters: b.Ops, Values: []Value{
+		{float64(b.P99), UnitNsPerOp}, {float64(b.P50), "p50-ns"}, {float64(b.Max), "max-ns"}, {float64(b.LongestStall), "stall-ns"}}}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/netnsbench"
 )
@@ -53,6 +54,9 @@ type BenchSpec struct {
 	// Profile breaks each delete phase down by kernel function (bench
 	// --profile): each component becomes a benchmark of its own.
 	Profile bool `json:"profile,omitempty"`
+	// Bystander runs a prober beside the cycles (bench --bystander
+	// OP[@RATE]): each phase's p99 becomes a benchmark a threshold gates.
+	Bystander string `json:"bystander,omitempty"`
 }
 
 // NetnsSpec is one of the `devbulk netns` scenarios.
@@ -237,6 +241,11 @@ func (b *BenchSpec) options() (bench.Options, error) {
 		}
 		o.Deletes = append(o.Deletes, d)
 	}
+	if b.Bystander != "" {
+		by, err := bystander.Parse(b.Bystander)
+		o.Bystander = &by
+		return o, err
+	}
 	return o, nil
 }
 
@@ -415,6 +424,9 @@ func (sc ScenarioSpec) Command() []string {
 	}
 	if b.Profile {
 		args = append(args, "--profile")
+	}
+	if b.Bystander != "" {
+		args = append(args, "--bystander", b.Bystander)
 	}
 	return args
 }

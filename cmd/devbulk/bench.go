@@ -28,7 +28,7 @@ func benchCommand() *cli.Command {
 				"and delete them there: move strategies `S[,S..]` of " + moveList()},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per count and strategy (1..100)"},
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
-			workersFlag, upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
+			workersFlag, bystanderFlag, upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
 		},
 		Action: benchWith(benchOptionsOf),
 	}
@@ -90,11 +90,21 @@ func benchOptionsOf(c *cli.Context) (bench.Options, error) {
 	if err := benchMoves(c, &o); err != nil {
 		return o, err
 	}
+	return o, benchBeside(c, &o)
+}
+
+// benchBeside reads what runs beside the cycles' own strategies: the
+// parallel strategies' workers and the bystander.
+func benchBeside(c *cli.Context, o *bench.Options) error {
 	own, err := workers(c, slices.Contains(o.Deletes, batch.DeleteParallel) || slices.Contains(o.Moves, batch.MoveParallel))
 	if own != nil {
 		o.Own = append(o.Own, own)
 	}
-	return o, err
+	if err != nil {
+		return err
+	}
+	o.Bystander, err = bystanderOf(c, o.Compare)
+	return err
 }
 
 // benchMoves reads --move: the strategies, each once, and what goes with

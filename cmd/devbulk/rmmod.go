@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/batch"
@@ -22,7 +23,7 @@ func rmmodCommand() *cli.Command {
 			&cli.StringFlag{Name: "count", Value: "1000", Usage: "devices of the kind (without --vlans)"},
 			&cli.StringFlag{Name: "vlans", Usage: "vlans on one device of the kind, instead"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per strategy (1..100)"},
-			upFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
+			bystanderFlag, upFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
 		},
 		Action: benchWith(rmmodOptionsOf),
 	}
@@ -35,18 +36,18 @@ func rmmodOptionsOf(c *cli.Context) (bench.Options, error) {
 	if err := noArgs(c); err != nil {
 		return o, err
 	}
-	if _, err := outputFormat(c, benchFormats...); err != nil {
-		return o, err
-	}
 	k, err := kindOf(c)
-	if err != nil {
-		return o, err
+	if _, ferr := outputFormat(c, benchFormats...); ferr != nil || err != nil {
+		return o, cmp.Or(ferr, err)
 	}
 	if k.LowerChoice == 0 {
 		return o, usagef("rmmod --kind %s: valid are %s", k.Name, devices.NamesOf(devices.LowerKinds()))
 	}
 	o = bench.Options{Kind: k, Create: batch.CreatePipelined, Up: c.Bool("up"), TraceRCU: c.Bool("trace-rcu"), Profile: c.Bool("profile"),
 		Deletes: []batch.DeleteStrategy{batch.DeleteModule, batch.DeleteSerial, batch.DeleteGroup}}
+	if o.Bystander, err = bystanderOf(c, false); err != nil {
+		return o, err
+	}
 	if o.Repeat, err = intFlag(c, "repeat", 1, 100); err != nil {
 		return o, err
 	}

@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bystander"
+	"github.com/devbulk/devbulk/internal/result"
+)
+
+// idleBaseline is how long the prober runs alone before the first phase:
+// two seconds, and at least 50 operations.
+func idleBaseline(rate float64) time.Duration {
+	return max(2*time.Second, time.Duration(50/rate*float64(time.Second)))
+}
+
+// startBystander starts o's prober and measures its idle baseline (nothing
+// of the bench runs yet). Its link operation creates the cheapest kind
+// this kernel has (o.Lower: dummy, else ifb).
+func startBystander(ctx context.Context, o Options) (*bystander.Prober, *bystander.Stats, error) {
+	p, err := bystander.Start(*o.Bystander, o.Lower)
+	if err != nil {
+		return nil, nil, err
+	}
+	o.progress("bystander %s: idle baseline, %s", o.Bystander, idleBaseline(o.Bystander.Rate))
+	from := time.Now()
+	select {
+	case <-time.After(idleBaseline(o.Bystander.Rate)):
+	case <-ctx.Done():
+		p.Stop()
+		return nil, nil, ctx.Err()
+	}
+	idle := p.Window(from, time.Now())
+	return p, &idle, nil
+}
+
+// beside adds to phase p, begun at began and just ended, what the
+// bystander waited meanwhile.
+func (o Options) beside(p *batch.Phase, began time.Time) {
+	if o.prober != nil {
+		st := o.prober.Window(began, time.Now())
+		p.Bystander = &st
+	}
+}
+
+// writeBystander prints what the bystander waited in each phase, against
+// its idle baseline.
+func (r *Report) writeBystander(w io.Writer) error {
+	idle := r.BystanderIdle
+	if idle == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "\nbystander %s/s in a namespace of its own; latency counts from when each operation was due (open loop):\n", bystander.Config{Op: idle.Op, Rate: idle.Rate})
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "N\trep\tphase\tstrategy\tops\tp50\tp99\tmax\tlongest stall\tbegan at\tp99/idle p99\terrors\t")
+	row := func(n, rep, phase, strategy string, s *bystander.Stats) {
+		ratio := "-"
+		if idle.P99 > 0 && s.Ops > 0 {
+			ratio = fmt.Sprintf("%.1f×", float64(s.P99)/float64(idle.P99))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", n, rep, phase, strategy, s.Ops,
+			result.FormatNS(s.P50), result.FormatNS(s.P99), result.FormatNS(s.Max), result.FormatNS(s.LongestStall), result.FormatNS(s.StallBegan), ratio, s.Errors)
+	}
+	row("idle", "", "", "", idle)
+	for _, c := range r.Runs {
+		for _, p := range c.Phases() {
+			if p.Bystander != nil {
+				row(fmt.Sprint(c.Count), fmt.Sprint(c.Repeat), p.Name, p.Strategy, p.Bystander)
+			}
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if idle.Errors > 0 {
+		fmt.Fprintf(w, "bystander errors while idle: %d (first: %s)\n", idle.Errors, idle.FirstError)
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package bystander
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/namespace"
+	"github.com/devbulk/devbulk/nlbatch"
+)
+
+// sample is one operation: when it was due, sent and answered.
+type sample struct {
+	due, sent, done time.Time
+	interrupted     int
+	err             error
+}
+
+// clock is the time the prober keeps; tests fake it.
+type clock interface {
+	Now() time.Time
+	// SleepUntil waits until t or until ctx ends (false).
+	SleepUntil(ctx context.Context, t time.Time) bool
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) SleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Prober runs one bystander until Stop.
+type Prober struct {
+	cfg    Config
+	clk    clock
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	// release drops the prober's namespaces (and so what it made there).
+	release func()
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	samples []sample
+	stopped bool
+}
+
+// Start makes the prober's throwaway namespace (and, for an operation that
+// needs one, a second for peers), with kind the link operation creates
+// (devices.Ifb or devices.Dummy: one the kernel has), and starts issuing
+// operations. The namespaces are held by file descriptors only: they go
+// with devbulk, even on kill -9.
+func Start(cfg Config, kind *devices.Kind) (*Prober, error) {
+	sp := ops[cfg.Op]
+	if sp == nil {
+		return nil, fmt.Errorf("%w: unknown operation %q", ErrBad, cfg.Op)
+	}
+	e, release, err := newEnv(sp, kind)
+	if err != nil {
+		return nil, fmt.Errorf("the bystander's namespace: %w", err)
+	}
+	do, err := sp.make(e)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	p := newProber(cfg, realClock{})
+	p.release = release
+	go p.loop(do)
+	return p, nil
+}
+
+func newEnv(sp *spec, kind *devices.Kind) (*env, func(), error) {
+	ns, err := namespace.NewDedicated()
+	if err != nil {
+		return nil, nil, err
+	}
+	e := &env{ns: ns, kind: kind}
+	release := func() {
+		ns.Release()
+		if e.peer != nil {
+			e.peer.Release()
+		}
+	}
+	if e.conn, err = nlbatch.Dial(ns.NS, nlbatch.Options{}); err != nil {
+		release()
+		return nil, nil, err
+	}
+	ns.Hold(e.conn)
+	if sp.peer {
+		if e.peer, err = namespace.NewDedicated(); err != nil {
+			release()
+			return nil, nil, err
+		}
+	}
+	return e, release, nil
+}
+
+func newProber(cfg Config, clk clock) *Prober {
+	p := &Prober{cfg: cfg, clk: clk, done: make(chan struct{})}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.cond = sync.NewCond(&p.mu)
+	return p
+}
+
+// loop issues the operations open loop: the i-th is due at start + i/rate,
+// whenever the one before it was answered.
+func (p *Prober) loop(do op) {
+	defer close(p.done)
+	ctx, interval, start := p.ctx, p.interval(), p.clk.Now()
+	for i := 0; ; i++ {
+		due := start.Add(time.Duration(i) * interval)
+		if !p.clk.SleepUntil(ctx, due) {
+			break
+		}
+		s := sample{due: due, sent: p.clk.Now()}
+		s.interrupted, s.err = do(ctx)
+		s.done = p.clk.Now()
+		p.mu.Lock()
+		p.samples = append(p.samples, s)
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	p.stopped = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// Stop stops the prober and releases its namespaces with what they hold.
+func (p *Prober) Stop() {
+	p.cancel()
+	<-p.done
+	if p.release != nil {
+		p.release()
+	}
+}
+
+// Window summarises the operations due in [from, to): it waits until the
+// first one due at or after to has been sent (every one due before has been
+// answered), or the prober stopped.
+func (p *Prober) Window(from, to time.Time) Stats {
+	p.mu.Lock()
+	for !p.stopped && (len(p.samples) == 0 || p.samples[len(p.samples)-1].due.Add(p.interval()).Before(to)) {
+		p.cond.Wait()
+	}
+	var in []sample
+	for _, s := range p.samples {
+		if !s.due.Before(from) && s.due.Before(to) {
+			in = append(in, s)
+		}
+	}
+	p.mu.Unlock()
+	return summarise(p.cfg, from, in)
+}
+
+func (p *Prober) interval() time.Duration { return time.Duration(float64(time.Second) / p.cfg.Rate) }

@@ -1,0 +1,116 @@
+package bystander
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeClock moves only when the prober sleeps or an operation takes time.
+type fakeClock struct{ now time.Time }
+
+func (f *fakeClock) Now() time.Time { return f.now }
+
+func (f *fakeClock) SleepUntil(ctx context.Context, t time.Time) bool {
+	if t.After(f.now) {
+		f.now = t
+	}
+	return ctx.Err() == nil
+}
+
+// An operation stalled for 1 s at 100/s makes the ones due behind it late:
+// they count the wait from when they were due (open loop), so about a
+// hundred operations see latencies up to the stall, not one.
+func TestStallMakesTheOnesBehindItLate(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	start := clk.now
+	p := newProber(Config{Op: "link", Rate: 100}, clk)
+	n := 0
+	p.loop(func(context.Context) (int, error) {
+		n++
+		d := time.Millisecond
+		if n == 50 {
+			d = time.Second // due at 490 ms, answered at 1490 ms
+		}
+		clk.now = clk.now.Add(d)
+		if n == 400 {
+			p.cancel()
+		}
+		return 0, nil
+	})
+	st := p.Window(start, start.Add(4*time.Second))
+	if st.Ops != 400 {
+		t.Fatalf("%d operations, want 400", st.Ops)
+	}
+	if st.Max != int64(time.Second) || st.LongestStall != int64(time.Second) || st.StallBegan != int64(490*time.Millisecond) {
+		t.Errorf("max %v, longest stall %v began %v", time.Duration(st.Max), time.Duration(st.LongestStall), time.Duration(st.StallBegan))
+	}
+	late := 0
+	for _, s := range p.samples {
+		if s.done.Sub(s.due) > 100*time.Millisecond {
+			late++
+		}
+	}
+	// The k-th (from 0) is due at 10k ms and, from the 50th on, answered
+	// at 1490+(k-49) ms: late by 1441-9k ms, over 100 ms for k = 49..148.
+	// A closed-loop prober would have seen one.
+	if late != 100 {
+		t.Errorf("%d operations late by over 100 ms, want 100", late)
+	}
+	if st.P99 < int64(900*time.Millisecond) {
+		t.Errorf("p99 %v: the late ones did not count", time.Duration(st.P99))
+	}
+	idle := p.Window(start.Add(2*time.Second), start.Add(3*time.Second))
+	if idle.Ops != 100 || idle.Max != int64(time.Millisecond) {
+		t.Errorf("after the backlog: %d ops, max %v; want 100 at 1 ms", idle.Ops, time.Duration(idle.Max))
+	}
+}
+
+// Errors and interrupted dumps are counted per window, the first error
+// kept.
+func TestWindowCountsErrorsAndInterruptions(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	start := clk.now
+	p := newProber(Config{Op: "dump", Rate: 10}, clk)
+	n := 0
+	p.loop(func(context.Context) (int, error) {
+		n++
+		if n == 10 {
+			p.cancel()
+		}
+		if n%3 == 0 {
+			return 0, errors.New("file exists")
+		}
+		return 2, nil
+	})
+	st := p.Window(start, start.Add(time.Second))
+	if st.Ops != 10 || st.Errors != 3 || st.Interrupted != 14 || !strings.Contains(st.FirstError, "file exists") {
+		t.Errorf("%+v", st)
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		in, want, err string
+	}{
+		{"link", "link@10", ""},
+		{"getlink@250", "getlink@250", ""},
+		{"nope", "", `unknown operation "nope" (valid: addr, dump, getlink, link, veth)`},
+		{"link@0", "", "rate \"0\" out of range: 1..10000"},
+		{"link@10001", "", "out of range: 1..10000"},
+		{"link@fast", "", "out of range"},
+	} {
+		c2, err := Parse(c.in)
+		if c.err != "" {
+			if !errors.Is(err, ErrBad) || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || c2.String() != c.want {
+			t.Errorf("%s: %v, %v", c.in, c2, err)
+		}
+	}
+}

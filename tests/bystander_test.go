@@ -1,0 +1,96 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/namespace"
+)
+
+func benchReport(t *testing.T, args ...string) *bench.Report {
+	t.Helper()
+	r := run(t, t.TempDir(), append(args, "--json")...)
+	if r.code != 0 {
+		t.Fatalf("devbulk %s: exit %d: %s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return &rep
+}
+
+// During a group delete of 20 000 ifb, which holds RTNL throughout, a link
+// bystander (create and delete one device in another namespace) waits
+// longer than its idle p99, within the delete.
+func TestBystanderSeesTheGroupDelete(t *testing.T) {
+	needKind(t, "ifb")
+	r := benchReport(t, "bench", "--kind", "ifb", "--count", "20000", "--delete", "group", "--bystander", "link")
+	idle, del := r.BystanderIdle, r.Runs[0].Delete.Bystander
+	if idle == nil || del == nil || idle.Ops < 50 || del.Ops == 0 {
+		t.Fatalf("idle %+v, delete %+v", idle, del)
+	}
+	if idle.Errors > 0 || del.Errors > 0 {
+		t.Errorf("bystander errors: idle %q, delete %q", idle.FirstError, del.FirstError)
+	}
+	if del.LongestStall <= idle.P99 {
+		t.Errorf("longest stall during the group delete %v, not over the idle p99 %v", time.Duration(del.LongestStall), time.Duration(idle.P99))
+	}
+	if del.StallBegan < 0 || del.StallBegan > r.Runs[0].Delete.WallNS {
+		t.Errorf("the stall began %v into a delete of %v", time.Duration(del.StallBegan), time.Duration(r.Runs[0].Delete.WallNS))
+	}
+}
+
+// A getlink bystander runs at its rate, open loop: its idle baseline (two
+// seconds) holds every operation due, late or not.
+func TestBystanderRunsAtItsRate(t *testing.T) {
+	needKind(t, "ifb")
+	r := benchReport(t, "bench", "--kind", "ifb", "--count", "100", "--delete", "group", "--bystander", "getlink@150")
+	if idle := r.BystanderIdle; idle == nil || idle.Ops < 299 || idle.Ops > 301 || idle.Rate != 150 {
+		t.Errorf("idle baseline %+v: want 300 operations (2 s at 150/s)", idle)
+	}
+}
+
+// The bystander's namespaces are held by devbulk's descriptors alone: no
+// bind mount or other holder keeps them after a kill -9.
+func TestBystanderNamespacesGoWithDevbulk(t *testing.T) {
+	needKind(t, "ifb")
+	cmd, _ := start(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "1000", "--delete", "serial", "--bystander", "veth")
+	var held map[uint64]bool
+	waitFor(t, "three namespaces (the bystander's two, the cycle's)", func() bool {
+		held = netnsOf(cmd.Process.Pid)
+		return len(held) >= 3
+	})
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	for ino := range namespace.Discover() {
+		if held[ino] {
+			t.Errorf("netns %d of the killed devbulk is still held", ino)
+		}
+	}
+}
+
+// netnsOf is the inodes of the network namespaces process pid holds by
+// descriptor, its own excepted.
+func netnsOf(pid int) map[uint64]bool {
+	own, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
+	out := map[uint64]bool{}
+	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+	for _, fd := range fds {
+		l, err := os.Readlink(fd)
+		var ino uint64
+		if err == nil && l != own {
+			if _, err := fmt.Sscanf(l, "net:[%d]", &ino); err == nil {
+				out[ino] = true
+			}
+		}
+	}
+	return out
+}
