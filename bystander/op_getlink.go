@@ -2,7 +2,6 @@ package bystander
 
 import (
 	"context"
-
 )
 
 // getlink: one RTM_GETLINK of the namespace's lo (the kernel answers it
@@ -15,4 +14,3 @@ func init() {
 		}, nil
 	}})
 }
-
