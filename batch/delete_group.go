@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/devbulk/devbulk/nlbatch"
 )
@@ -11,7 +12,30 @@ import (
 // DeleteGroup deletes the run by its group, in one request.
 const DeleteGroup DeleteStrategy = "group"
 
-// group deletes the set in one RTM_DELLINK by group: the kernel's batch.
+// GroupOptions are the group strategy's own.
+type GroupOptions struct {
+	// Window, when over 0 and under the set's size, cuts the delete into
+	// windows of that many devices: each marked with a group of its own
+	// (one fresh group, reused), checked, and deleted by it, RTNL released
+	// between windows. It bounds how long others wait for the lock, at the
+	// cost of a batch's RCU waits per window.
+	Window int
+}
+
+// Strategy names the strategy that takes them.
+func (GroupOptions) Strategy() string { return string(DeleteGroup) }
+
+// Label names a windowed group delete in results ("group-w100"), the
+// whole one "group".
+func (g GroupOptions) Label() string {
+	if g.Window > 0 {
+		return fmt.Sprintf("%s-w%d", DeleteGroup, g.Window)
+	}
+	return string(DeleteGroup)
+}
+
+// group deletes the set in one RTM_DELLINK by group: the kernel's batch
+// (or, with GroupOptions.Window, one batch per window).
 func init() {
 	register(DeleteGroup, &strategy{
 		order:    4,
@@ -37,6 +61,9 @@ func deleteGroup(ctx context.Context, d *deletion) (map[int32]bool, error) {
 	if err := d.first(); err != nil {
 		return nil, err
 	}
+	if g, ok := d.o.Own.(GroupOptions); ok && g.Window > 0 && g.Window < len(mine) {
+		return d.groupWindows(ctx, mine, g.Window)
+	}
 	group := s.Group
 	if !d.exact {
 		var err error
@@ -51,20 +78,64 @@ func deleteGroup(ctx context.Context, d *deletion) (map[int32]bool, error) {
 	return indexes(mine), nil
 }
 
+// groupWindows deletes mine window devices at a time, each window marked
+// with one fresh group (saved first), checked to hold just them, and
+// deleted by it; the group is empty again before the next window.
+func (d *deletion) groupWindows(ctx context.Context, mine []nlbatch.Link, window int) (map[int32]bool, error) {
+	group, err := d.freshMark()
+	if err != nil {
+		return nil, err
+	}
+	confirmed := map[int32]bool{}
+	progress := progressFrom(d.o.Progress, 0, len(mine))
+	for from := 0; from < len(mine) && ctx.Err() == nil; from += window {
+		marked, err := d.markAs(ctx, group, mine[from:min(from+window, len(mine))])
+		if err != nil {
+			return confirmed, err
+		}
+		if err := d.t.Conn.Do(ctx, nlbatch.DelGroupRequest(group)); err != nil && !errors.Is(err, nlbatch.ErrAckLost) {
+			return confirmed, fmt.Errorf("delete group %d: %w", group, err)
+		}
+		maps.Copy(confirmed, indexes(marked))
+		if progress != nil {
+			progress(min(from+window, len(mine)))
+		}
+	}
+	return confirmed, nil
+}
+
 // markFresh moves mine into a group no device is in, saved in the record
 // first, and checks that it holds them and nothing else. It returns the
 // group and the devices marked.
 func (d *deletion) markFresh(ctx context.Context, mine []nlbatch.Link) (uint32, []nlbatch.Link, error) {
-	s, c := d.s, d.t.Conn
+	group, err := d.freshMark()
+	if err != nil {
+		return 0, nil, err
+	}
+	mine, err = d.markAs(ctx, group, mine)
+	return group, mine, err
+}
+
+// freshMark picks a group no device is in and saves it in the record
+// (Set.Marks) before any device is put in it.
+func (d *deletion) freshMark() (uint32, error) {
+	s := d.s
 	group := freshGroup(d.used, nil)
 	s.Marks = append(s.Marks, group)
 	if err := ledgerOr(d.o.Ledger).Marked(s); err != nil {
-		return 0, nil, fmt.Errorf("saving the new group before marking: %w", err)
+		return 0, fmt.Errorf("saving the new group before marking: %w", err)
 	}
+	return group, nil
+}
+
+// markAs moves mine into group and checks that it holds them and nothing
+// else. It returns the devices marked.
+func (d *deletion) markAs(ctx context.Context, group uint32, mine []nlbatch.Link) ([]nlbatch.Link, error) {
+	s, c := d.s, d.t.Conn
 	// Look the devices up again right before marking them.
 	mine, _, err := s.check(ctx, lookup{c: c, owns: d.ownership()}, mine)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	reqs := make([][]byte, len(mine))
 	for i, l := range mine {
@@ -73,21 +144,21 @@ func (d *deletion) markFresh(ctx context.Context, mine []nlbatch.Link) (uint32, 
 	res, st, err := c.Execute(ctx, reqs, 0)
 	d.p.noteStats(st)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	for i, r := range res {
 		if r.Err != nil {
-			return 0, nil, fmt.Errorf("marking %s with group %d: %w", mine[i].Name, group, r.Err)
+			return nil, fmt.Errorf("marking %s with group %d: %w", mine[i].Name, group, r.Err)
 		}
 	}
 	now, err := c.ScanLinks()
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if !s.holdsExactly(now, group, mine, d.ownership()) {
-		return 0, nil, fmt.Errorf("group %d holds %d devices after marking %d: refusing to delete by group", group, members(now, group), len(mine))
+		return nil, fmt.Errorf("group %d holds %d devices after marking %d: refusing to delete by group", group, members(now, group), len(mine))
 	}
-	return group, mine, nil
+	return mine, nil
 }
 
 // holdsExactly reports whether group holds devs and nothing else in links:

@@ -457,3 +457,31 @@ func (h *hooks) Forget() error {
 	}
 	return h.forget()
 }
+
+// A windowed group delete deletes the set a window at a time, each by one
+// request of one reused fresh group (saved once), and spares a device of
+// others put in the run's group.
+func TestGroupDeleteInWindows(t *testing.T) {
+	k, s, c := fakeRun(10)
+	k.Add(nlbatchtest.Link{Name: "theirs", Kind: "ifb", Group: 7})
+	dels := 0
+	k.LoseAck = func(typ uint16, _ uint32) bool {
+		if typ == unix.RTM_DELLINK {
+			dels++
+		}
+		return false
+	}
+	l := &hooks{}
+	var seen []int
+	p, _, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{Own: GroupOptions{Window: 4}, Ledger: l,
+		Progress: func(done, _ int) { seen = append(seen, done) }})
+	if err != nil || p.Deleted != 10 || kernelNames(k) != "lo theirs" {
+		t.Fatalf("%v; deleted %d; kernel %q", err, p.Deleted, kernelNames(k))
+	}
+	if dels != 3 || l.marked != 1 || len(s.Marks) != 1 {
+		t.Errorf("%d group deletes for 10 devices in windows of 4, want 3; mark saved %d times, marks %v", dels, l.marked, s.Marks)
+	}
+	if fmt.Sprint(seen) != "[4 8 10]" {
+		t.Errorf("progress %v", seen)
+	}
+}

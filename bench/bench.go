@@ -55,6 +55,14 @@ type Options struct {
 	// package kprofile); where the kernel cannot trace, Run fails with an
 	// error that matches devbulk.ErrNotSupported.
 	Profile bool
+	// Windows (group only) runs the group strategy once per window size:
+	// a delete of that many devices per request (batch.GroupOptions), 0
+	// the whole set at once.
+	Windows []int
+	// Influence (with Bystander) runs every cycle twice, interleaved, the
+	// order alternating: once with the prober paused, to tell what the
+	// prober itself adds to the teardown (Report.Influence).
+	Influence bool
 	// Bystander, when set, runs a prober in a namespace of its own for the
 	// whole bench: its idle baseline first, then what it waited during
 	// each phase (batch.Phase.Bystander).
@@ -124,7 +132,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// before the next cycle starts.
 	for _, n := range o.Counts {
 		for rep := 1; rep <= o.Repeat; rep++ {
-			moves, deletes := slices.Clone(o.Moves), slices.Clone(o.Deletes)
+			moves, deletes := slices.Clone(o.Moves), o.variants()
 			if len(moves) == 0 {
 				moves = []batch.MoveStrategy{""} // no move
 			}
@@ -135,13 +143,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 			for _, m := range moves {
 				for _, d := range deletes {
-					c := Cycle{Count: n, Repeat: rep, IPFirst: ipFirst}
-					if err := twin(ctx, o, &c, cycleOf{m, d}, ipFirst); errors.Is(err, context.Canceled) {
-						return r, fmt.Errorf("N=%d %s, repeat %d (its throwaway namespace released with what it held; %d cycles done): %w", n, cycleOf{m, d}, rep, len(r.Runs), err)
-					} else if err != nil {
-						return r, fmt.Errorf("N=%d %s, repeat %d: %w", n, cycleOf{m, d}, rep, err)
+					for _, paused := range o.pauses(rep) {
+						c := Cycle{Count: n, Repeat: rep, IPFirst: ipFirst, BystanderPaused: paused}
+						s := cycleOf{m, d}
+						if err := twin(ctx, o, &c, s, ipFirst); errors.Is(err, context.Canceled) {
+							return r, fmt.Errorf("N=%d %s, repeat %d (its throwaway namespace released with what it held; %d cycles done): %w", n, s, rep, len(r.Runs), err)
+						} else if err != nil {
+							return r, fmt.Errorf("N=%d %s, repeat %d: %w", n, s, rep, err)
+						}
+						r.Runs = append(r.Runs, c)
 					}
-					r.Runs = append(r.Runs, c)
 				}
 			}
 		}
@@ -153,7 +164,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // cycleOf is what a cycle runs: its move (none when "") and its delete.
 type cycleOf struct {
 	move   batch.MoveStrategy
-	delete batch.DeleteStrategy
+	delete variant
 }
 
 func (s cycleOf) String() string {
@@ -163,9 +174,46 @@ func (s cycleOf) String() string {
 	return fmt.Sprintf("%s move, %s delete", s.move, s.delete)
 }
 
+// variant is a delete strategy with its own options: a bench runs a
+// windowed group delete (Options.Windows) beside the whole one.
+type variant struct {
+	d   batch.DeleteStrategy
+	own batch.Own
+}
+
+// String is how results name it: the strategy, or a windowed group's
+// label ("group-w100").
+func (v variant) String() string {
+	if g, ok := v.own.(batch.GroupOptions); ok {
+		return g.Label()
+	}
+	return string(v.d)
+}
+
+// variants are the delete strategies each cycle runs, in o.Deletes's
+// order, the group strategy once per window of o.Windows.
+func (o Options) variants() []variant {
+	var out []variant
+	for _, d := range o.Deletes {
+		if d != batch.DeleteGroup || len(o.Windows) == 0 {
+			out = append(out, variant{d, batch.OwnFor(o.Own, string(d))})
+			continue
+		}
+		for _, w := range o.Windows {
+			out = append(out, variant{d, batch.GroupOptions{Window: w}})
+		}
+	}
+	return out
+}
+
 // twin runs one cycle of strategies s, with devbulk and, with Compare,
 // iproute2, in the order given.
 func twin(ctx context.Context, o Options, c *Cycle, s cycleOf, ipFirst bool) error {
+	if c.BystanderPaused {
+		o.prober.Pause()
+		defer o.prober.Resume()
+		o.prober = nil // no phase of this cycle has a bystander
+	}
 	devbulkSide := func() error {
 		o.progress("N=%d rep %d/%d: %s create, %s", c.Count, c.Repeat, o.Repeat, o.Create, s)
 		done, err := cycle(ctx, o, c.Count, s)
@@ -174,7 +222,7 @@ func twin(ctx context.Context, o Options, c *Cycle, s cycleOf, ipFirst bool) err
 	}
 	ipSide := func() (err error) {
 		o.progress("N=%d rep %d/%d: iproute2, %s delete", c.Count, c.Repeat, o.Repeat, s.delete)
-		c.IPCreate, c.IPDelete, err = ipCycle(ctx, o, c.Count, s.delete)
+		c.IPCreate, c.IPDelete, err = ipCycle(ctx, o, c.Count, s.delete.d)
 		if err != nil {
 			err = fmt.Errorf("iproute2: %w", err)
 		}
@@ -272,7 +320,7 @@ func (st *stage) release() {
 }
 
 func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error) {
-	d := s.delete
+	d := s.delete.d
 	c = Cycle{Count: n}
 	st, err := newStage(o, n)
 	if err != nil {
@@ -315,11 +363,12 @@ func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error
 		defer to.release()
 		t, st = batch.Target{Conn: to.conn, NS: to.ns.NS, Dedicated: to.ns}, to
 	}
-	do := batch.DeleteOptions{Own: batch.OwnFor(o.Own, string(d)), KeepLowers: true, Restore: true,
-		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s delete", n, d))}
+	do := batch.DeleteOptions{Own: s.delete.own, KeepLowers: true, Restore: true,
+		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s delete", n, s.delete))}
 	began = time.Now()
 	c.Delete, err = traced(o, func() (batch.Phase, error) {
 		p, _, err := batch.Delete(ctx, t, st.set, d, do)
+		p.Strategy = s.delete.String()
 		return p, err
 	})
 	o.beside(&c.Delete, began)

@@ -13,9 +13,10 @@ import (
 )
 
 // idleBaseline is how long the prober runs alone before the first phase:
-// two seconds, and at least 50 operations.
+// two seconds, and at least 100 operations (a p99 of fewer is their
+// maximum).
 func idleBaseline(rate float64) time.Duration {
-	return max(2*time.Second, time.Duration(50/rate*float64(time.Second)))
+	return max(2*time.Second, time.Duration(100/rate*float64(time.Second)))
 }
 
 // startBystander starts o's prober and measures its idle baseline (nothing
@@ -80,4 +81,40 @@ func (r *Report) writeBystander(w io.Writer) error {
 		fmt.Fprintf(w, "bystander errors while idle: %d (first: %s)\n", idle.Errors, idle.FirstError)
 	}
 	return nil
+}
+
+// pauses are the prober's states for the cycles of repetition rep: just
+// running, or with Influence running and paused, the order alternating.
+func (o Options) pauses(rep int) []bool {
+	switch {
+	case !o.Influence || o.Bystander == nil:
+		return []bool{false}
+	case rep%2 == 0:
+		return []bool{true, false}
+	}
+	return []bool{false, true}
+}
+
+// influence compares, phase by phase, the cycles of count n run with the
+// prober against those run with it paused.
+func (r *Report) influence(n int, with, without []Cycle) {
+	r.Influence = appendIf(r.Influence, vs(n, "create", string(with[0].Create.Strategy),
+		side{"without bystander", walls(without, func(c Cycle) *batch.Phase { return &c.Create })},
+		side{"with bystander", walls(with, func(c Cycle) *batch.Phase { return &c.Create })}))
+	for _, d := range strategies(with, deleteOf) {
+		r.Influence = appendIf(r.Influence, vs(n, "delete", d,
+			side{"without bystander", walls(byStrategy(without, deleteOf, d), deleteOf)},
+			side{"with bystander", walls(byStrategy(with, deleteOf, d), deleteOf)}))
+	}
+}
+
+// writeInfluence says, in words, what the prober added to each phase.
+func (r *Report) writeInfluence(w io.Writer) {
+	if len(r.Influence) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nWhat the bystander itself costs (--bystander-influence: each cycle also run with the prober paused, interleaved):\n")
+	for _, c := range r.Influence {
+		fmt.Fprintf(w, "  N=%d %s %s: with the bystander, %s\n", c.Count, c.Phase, c.Strategy, c.Words("cycle"))
+	}
 }

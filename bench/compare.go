@@ -36,7 +36,10 @@ type Cost struct {
 // compare fills the comparisons and the headline's figures from the runs.
 func (r *Report) compare() {
 	for _, n := range counts(r.Runs) {
-		cycles := slices.DeleteFunc(slices.Clone(r.Runs), func(c Cycle) bool { return c.Count != n })
+		cycles := slices.DeleteFunc(slices.Clone(r.Runs), func(c Cycle) bool { return c.Count != n || c.BystanderPaused })
+		if paused := slices.DeleteFunc(slices.Clone(r.Runs), func(c Cycle) bool { return c.Count != n || !c.BystanderPaused }); len(paused) > 0 {
+			r.influence(n, cycles, paused)
+		}
 		// devbulk against iproute2: creation, then each delete strategy
 		// iproute2 has an equivalent for.
 		r.Comparisons = appendIf(r.Comparisons, vs(n, "create", string(cycles[0].Create.Strategy),

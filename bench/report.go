@@ -32,6 +32,9 @@ type Report struct {
 	// headline.
 	Against  []Comparison `json:"strategies,omitempty"`
 	Creation []Cost       `json:"creation,omitempty"`
+	// Influence (--bystander-influence) is each phase with the bystander
+	// against the same phase with it paused: what the prober itself costs.
+	Influence []Comparison `json:"bystander_influence,omitempty"`
 	// BystanderIdle (--bystander) is the prober's idle baseline, measured
 	// before the first phase: what each phase's Bystander is against.
 	BystanderIdle *bystander.Stats `json:"bystander_idle,omitempty"`
@@ -58,6 +61,9 @@ type Cycle struct {
 	IPCreate *batch.Phase `json:"iproute2_create,omitempty"`
 	IPDelete *batch.Phase `json:"iproute2_delete,omitempty"`
 	IPFirst  bool         `json:"iproute2_first,omitempty"`
+	// BystanderPaused (--bystander-influence) says the bystander was
+	// paused for this cycle: the same work, without the prober.
+	BystanderPaused bool `json:"bystander_paused,omitempty"`
 }
 
 // Phases are the cycle's phases in the order they ran (devbulk's, then
@@ -82,6 +88,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := r.writeBystander(w); err != nil {
 		return err
 	}
+	r.writeInfluence(w)
 	if err := r.writeProfiles(w); err != nil {
 		return err
 	}
@@ -136,6 +143,9 @@ func phaseCells(c Cycle, p, ip *batch.Phase, has columns) []string {
 	if p.Module != "" {
 		strategy += " (" + p.Module + ")"
 	}
+	if c.BystanderPaused {
+		strategy += " †"
+	}
 	cells := []string{fmt.Sprint(c.Count), fmt.Sprint(c.Repeat), p.Name, strategy, result.FormatNS(p.WallNS),
 		fmt.Sprintf("%.3f", p.MsPerDevice), fmt.Sprintf("%.0f", p.DevicesPerSec), result.FormatNS(p.UserNS), result.FormatNS(p.SysNS)}
 	if has.lat {
@@ -167,6 +177,9 @@ func phaseCells(c Cycle, p, ip *batch.Phase, has columns) []string {
 // drain and the errors of every phase.
 func (r *Report) notes() []string {
 	var notes []string
+	if slices.ContainsFunc(r.Runs, func(c Cycle) bool { return c.BystanderPaused }) {
+		notes = append(notes, "† the bystander paused for this cycle (--bystander-influence): the same work without the prober")
+	}
 	for _, c := range r.Runs {
 		for _, p := range c.Phases() {
 			if p.Overruns > 0 {

@@ -58,6 +58,7 @@ type Prober struct {
 	cond    *sync.Cond
 	samples []sample
 	stopped bool
+	paused  bool
 }
 
 // Start makes the prober's throwaway namespace (and, for an operation that
@@ -122,9 +123,13 @@ func newProber(cfg Config, clk clock) *Prober {
 // whenever the one before it was answered.
 func (p *Prober) loop(do op) {
 	defer close(p.done)
-	ctx, interval, start := p.ctx, p.interval(), p.clk.Now()
-	for i := 0; ; i++ {
-		due := start.Add(time.Duration(i) * interval)
+	ctx, interval, next := p.ctx, p.interval(), p.clk.Now()
+	for {
+		if p.waitResumed() {
+			next = p.clk.Now() // a new schedule: nothing was due while paused
+		}
+		due := next
+		next = next.Add(interval)
 		if !p.clk.SleepUntil(ctx, due) {
 			break
 		}
@@ -142,9 +147,36 @@ func (p *Prober) loop(do op) {
 	p.mu.Unlock()
 }
 
+// Pause stops issuing operations until Resume: a bench measures the same
+// phases without the prober, to tell what the prober itself costs.
+func (p *Prober) Pause() { p.setPaused(true) }
+
+// Resume starts issuing again, on a new schedule from now.
+func (p *Prober) Resume() { p.setPaused(false) }
+
+func (p *Prober) setPaused(v bool) {
+	p.mu.Lock()
+	p.paused = v
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// waitResumed waits while the prober is paused (until Resume or Stop),
+// and reports whether it was.
+func (p *Prober) waitResumed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	was := p.paused
+	for p.paused && p.ctx.Err() == nil {
+		p.cond.Wait()
+	}
+	return was
+}
+
 // Stop stops the prober and releases its namespaces with what they hold.
 func (p *Prober) Stop() {
 	p.cancel()
+	p.setPaused(false)
 	<-p.done
 	if p.release != nil {
 		p.release()

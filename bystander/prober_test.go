@@ -4,19 +4,36 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// fakeClock moves only when the prober sleeps or an operation takes time.
-type fakeClock struct{ now time.Time }
+// fakeClock moves only when the prober sleeps or a test moves it (an
+// operation taking time).
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
 
-func (f *fakeClock) Now() time.Time { return f.now }
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeClock) add(d time.Duration) {
+	f.mu.Lock()
+	f.now = f.now.Add(d)
+	f.mu.Unlock()
+}
 
 func (f *fakeClock) SleepUntil(ctx context.Context, t time.Time) bool {
+	f.mu.Lock()
 	if t.After(f.now) {
 		f.now = t
 	}
+	f.mu.Unlock()
 	return ctx.Err() == nil
 }
 
@@ -34,7 +51,7 @@ func TestStallMakesTheOnesBehindItLate(t *testing.T) {
 		if n == 50 {
 			d = time.Second // due at 490 ms, answered at 1490 ms
 		}
-		clk.now = clk.now.Add(d)
+		clk.add(d)
 		if n == 400 {
 			p.cancel()
 		}
@@ -112,5 +129,47 @@ func TestParse(t *testing.T) {
 		if err != nil || c2.String() != c.want {
 			t.Errorf("%s: %v, %v", c.in, c2, err)
 		}
+	}
+}
+
+// While paused nothing is issued, and nothing counts as due: the schedule
+// starts again at Resume.
+func TestPauseStartsANewSchedule(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	start := clk.now
+	p := newProber(Config{Op: "getlink", Rate: 10}, clk)
+	n := 0
+	resumed := make(chan struct{})
+	p.loop(func(context.Context) (int, error) {
+		n++
+		switch n {
+		case 5: // at 400 ms: pause; another goroutine resumes 10 s later
+			p.Pause()
+			go func() {
+				for { // until the 5th is recorded: the loop reads the clock no more until resumed
+					p.mu.Lock()
+					recorded := len(p.samples)
+					p.mu.Unlock()
+					if recorded == 5 {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+				clk.add(10 * time.Second)
+				p.Resume()
+				close(resumed)
+			}()
+		case 10:
+			p.cancel()
+		}
+		return 0, nil
+	})
+	<-resumed
+	st := p.Window(start, start.Add(time.Hour))
+	if st.Ops != 10 || st.Max != 0 {
+		t.Errorf("%d operations, max latency %v: want 10, none late", st.Ops, time.Duration(st.Max))
+	}
+	if gap := p.samples[5].due.Sub(p.samples[4].due); gap < 10*time.Second {
+		t.Errorf("the 6th was due %v after the 5th: the pause counted as due", gap)
 	}
 }

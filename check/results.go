@@ -130,6 +130,9 @@ func BenchLines(r *bench.Report) []Line {
 		out = append(out, bystanderLine(b, "phase=idle/kind="+r.Kind))
 	}
 	for _, c := range r.Runs {
+		if c.BystanderPaused { // the same benchmarks without the prober: not mixed in
+			continue
+		}
 		for _, p := range c.Phases() {
 			if p.Devices == 0 || p.WallNS <= 0 || p.Failed > 0 {
 				continue

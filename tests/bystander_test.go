@@ -34,7 +34,7 @@ func TestBystanderSeesTheGroupDelete(t *testing.T) {
 	needKind(t, "ifb")
 	r := benchReport(t, "bench", "--kind", "ifb", "--count", "20000", "--delete", "group", "--bystander", "link")
 	idle, del := r.BystanderIdle, r.Runs[0].Delete.Bystander
-	if idle == nil || del == nil || idle.Ops < 50 || del.Ops == 0 {
+	if idle == nil || del == nil || idle.Ops < 100 || del.Ops == 0 {
 		t.Fatalf("idle %+v, delete %+v", idle, del)
 	}
 	if idle.Errors > 0 || del.Errors > 0 {

@@ -28,7 +28,7 @@ func benchCommand() *cli.Command {
 				"and delete them there: move strategies `S[,S..]` of " + moveList()},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per count and strategy (1..100)"},
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
-			workersFlag, bystanderFlag, upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
+			workersFlag, windowFlag, bystanderFlag, influenceFlag, upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
 		},
 		Action: benchWith(benchOptionsOf),
 	}
@@ -103,7 +103,16 @@ func benchBeside(c *cli.Context, o *bench.Options) error {
 	if err != nil {
 		return err
 	}
+	if o.Windows, err = windows(c, slices.Contains(o.Deletes, batch.DeleteGroup), true); err != nil {
+		return err
+	}
+	if len(o.Windows) > 0 && o.Compare {
+		return usagef("--window and --compare iproute2: iproute2 has no windowed group delete")
+	}
 	o.Bystander, err = bystanderOf(c, o.Compare)
+	if o.Influence = c.Bool("bystander-influence"); o.Influence && o.Bystander == nil && err == nil {
+		return usagef("--bystander-influence measures a bystander: give --bystander OP[@RATE]")
+	}
 	return err
 }
 

@@ -26,7 +26,7 @@ func deleteCommand() *cli.Command {
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: strategyList(batch.DeleteNetns) + " (auto: group)"},
 			prefixChoice, kindChoice, forceFlag("delete"),
 			&cli.BoolFlag{Name: "forget-renamed", Usage: "drop devices someone else renamed from the record (naming them; they are not deleted), so that the rest of the run can go"},
-			workersFlag, jsonFlag, quietFlag,
+			workersFlag, windowFlag, jsonFlag, quietFlag,
 		},
 		Action: deleteAction,
 	}
@@ -68,7 +68,13 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 	if err := checkKindChoice(c); err != nil {
 		return o, err
 	}
-	o.Own, err = workers(c, o.Strategy == batch.DeleteParallel)
+	if o.Own, err = workers(c, o.Strategy == batch.DeleteParallel); err != nil || o.Own != nil {
+		return o, err
+	}
+	w, err := windows(c, o.Strategy == batch.DeleteGroup, false)
+	if len(w) == 1 {
+		o.Own = batch.GroupOptions{Window: w[0]}
+	}
 	return o, err
 }
 

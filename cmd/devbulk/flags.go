@@ -28,7 +28,12 @@ var (
 		"(function_graph, filtered; in devbulk vm, or where tracing is allowed)"}
 	workersFlag = &cli.StringFlag{Name: "workers", Value: "4", Usage: "workers of the parallel strategies, delete or move (1..64)"}
 	explainFlag = &cli.BoolFlag{Name: "explain", Usage: "after the result, say how its figures were taken"}
+	windowFlag  = &cli.StringFlag{Name: "window", Usage: "group strategy: delete `W` devices per request (1.." + strconv.Itoa(maxWindow) + "), " +
+		"each window marked, checked and deleted by group, the kernel's lock released between windows; bench takes W[,W..] and all (the whole set at once), each a strategy of its own (group-wW)"}
 )
+
+// maxWindow bounds --window: the largest count of any kind.
+const maxWindow = 1000000
 
 // kindOf parses --kind.
 func kindOf(c *cli.Context) (*devices.Kind, error) {
@@ -151,6 +156,10 @@ func strategyList(except ...batch.DeleteStrategy) string {
 var bystanderFlag = &cli.StringFlag{Name: "bystander", Usage: "beside the cycles, a prober in a throwaway namespace of its own issues `OP[@RATE]` " +
 	"(operations a second, 1..10000), open loop, and each phase reports what it waited against its idle baseline: " + bystander.Help()}
 
+// influenceFlag measures what the bystander adds to the phases it watches.
+var influenceFlag = &cli.BoolFlag{Name: "bystander-influence", Usage: "also run every cycle with the bystander paused, interleaved, " +
+	"and say what the prober adds to each phase (median ratio, 95% CI)"}
+
 // bystanderOf reads --bystander (nil: none). iproute2's side would share
 // the prober, so it is refused with --compare.
 func bystanderOf(c *cli.Context, compare bool) (*bystander.Config, error) {
@@ -165,4 +174,35 @@ func bystanderOf(c *cli.Context, compare bool) (*bystander.Config, error) {
 		return nil, usage(err)
 	}
 	return &b, nil
+}
+
+// windows parses --window into the group strategy's windows (0: the whole
+// set, "all"); list: bench's list, else one window. It is refused where
+// the strategies given have no group.
+func windows(c *cli.Context, group, list bool) ([]int, error) {
+	v := c.String("window")
+	if v == "" {
+		return nil, nil
+	}
+	if !group {
+		return nil, usagef("--window applies to the group strategy only")
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		w, err := strconv.Atoi(f)
+		switch {
+		case list && f == "all":
+			w = 0
+		case err != nil || w < 1 || w > maxWindow:
+			return nil, usagef("--window %q: %q is not a window: give 1..%d devices%s", v, f, maxWindow, map[bool]string{true: ", or all", false: ""}[list])
+		}
+		if slices.Contains(out, w) {
+			return nil, usagef("--window %s gives %s twice", v, f)
+		}
+		out = append(out, w)
+	}
+	if !list && len(out) > 1 {
+		return nil, usagef("--window %q: give one window", v)
+	}
+	return out, nil
 }
