@@ -259,3 +259,27 @@ func (m *KernelMem) judge(n int) {
 		m.PerDeviceKiB = float64(m.DevicesKiB) / float64(n)
 	}
 }
+
+// Waited is how much of the phase's wall time devbulk spent off the CPU
+// (wall − user − sys, whole process): waiting for the kernel's answers,
+// which includes a lock others hold (RTNL), RCU grace periods and CPUs
+// busy elsewhere. 0 for a namespace release, whose time is the kernel's
+// cleanup worker's.
+func (p *Phase) Waited() int64 {
+	if p.DrainMethod != "" || p.WallNS <= 0 {
+		return 0
+	}
+	return max(0, p.WallNS-p.UserNS-p.SysNS)
+}
+
+// WaitNote says, when most of a phase's wall time (and at least 100 ms)
+// was a wait, how much: what devbulk's own figures would not show. "" when
+// it was not.
+func (p *Phase) WaitNote() string {
+	w := p.Waited()
+	if w < int64(100*time.Millisecond) || 2*w < p.WallNS {
+		return ""
+	}
+	return fmt.Sprintf("%s of its %s waiting off devbulk's CPU (%s on it): for the kernel's lock (RTNL) held by others, RCU grace periods, or busy CPUs",
+		result.FormatNS(w), result.FormatNS(p.WallNS), result.FormatNS(p.UserNS+p.SysNS))
+}

@@ -122,7 +122,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if o.prober, r.BystanderIdle, err = startBystander(ctx, o); err != nil {
 			return r, err
 		}
-		defer o.prober.Stop()
+		defer func() {
+			r.BystanderTrace = o.prober.Trace()
+			o.prober.Stop()
+		}()
 	}
 	// Side by side, never one after the other: each repetition runs every
 	// delete strategy (and, with Compare, both tools) once, and the order

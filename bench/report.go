@@ -38,6 +38,9 @@ type Report struct {
 	// BystanderIdle (--bystander) is the prober's idle baseline, measured
 	// before the first phase: what each phase's Bystander is against.
 	BystanderIdle *bystander.Stats `json:"bystander_idle,omitempty"`
+	// BystanderTrace is every operation of the bystander: when it was due
+	// and its latency, for the chart of its latency over time.
+	BystanderTrace []bystander.Point `json:"bystander_trace,omitempty"`
 	// Untraceable (--profile) are the profile's functions this kernel has
 	// no trace point for (inlined, or not in this version): their time is
 	// their callers'.
@@ -190,6 +193,9 @@ func (r *Report) notes() []string {
 			}
 			if m := p.KernelMem; m != nil {
 				notes = append(notes, kmemNote(c.Count, p.Name, m))
+			}
+			if w := p.WaitNote(); w != "" && p.Tool == "devbulk" {
+				notes = append(notes, fmt.Sprintf("N=%d %s %s: %s", c.Count, p.Name, p.Strategy, w))
 			}
 			if p.DrainMethod != "" {
 				notes = append(notes, fmt.Sprintf("N=%d netns: release returned after %s; kernel finished after %s", c.Count, result.FormatNS(p.ReleaseNS), result.FormatNS(p.DrainNS)))

@@ -54,6 +54,10 @@ type Prober struct {
 	// release drops the prober's namespaces (and so what it made there).
 	release func()
 
+	// start is when the first operation was due: Stats and Trace count
+	// from it.
+	start time.Time
+
 	mu      sync.Mutex
 	cond    *sync.Cond
 	samples []sample
@@ -113,7 +117,7 @@ func newEnv(sp *spec, kind *devices.Kind) (*env, func(), error) {
 }
 
 func newProber(cfg Config, clk clock) *Prober {
-	p := &Prober{cfg: cfg, clk: clk, done: make(chan struct{})}
+	p := &Prober{cfg: cfg, clk: clk, done: make(chan struct{}), start: clk.Now()}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.cond = sync.NewCond(&p.mu)
 	return p
@@ -123,7 +127,7 @@ func newProber(cfg Config, clk clock) *Prober {
 // whenever the one before it was answered.
 func (p *Prober) loop(do op) {
 	defer close(p.done)
-	ctx, interval, next := p.ctx, p.interval(), p.clk.Now()
+	ctx, interval, next := p.ctx, p.interval(), p.start
 	for {
 		if p.waitResumed() {
 			next = p.clk.Now() // a new schedule: nothing was due while paused
@@ -183,9 +187,11 @@ func (p *Prober) Stop() {
 	}
 }
 
-// Window summarises the operations due in [from, to): it waits until the
-// first one due at or after to has been sent (every one due before has been
-// answered), or the prober stopped.
+// Window summarises the operations outstanding at any time in [from, to):
+// due before to and answered after from. A phase shorter than the
+// prober's interval still holds the operation it kept waiting. Window
+// waits until every operation due before to has been answered, or the
+// prober stopped.
 func (p *Prober) Window(from, to time.Time) Stats {
 	p.mu.Lock()
 	for !p.stopped && (len(p.samples) == 0 || p.samples[len(p.samples)-1].due.Add(p.interval()).Before(to)) {
@@ -193,12 +199,33 @@ func (p *Prober) Window(from, to time.Time) Stats {
 	}
 	var in []sample
 	for _, s := range p.samples {
-		if !s.due.Before(from) && s.due.Before(to) {
+		if !s.done.Before(from) && s.due.Before(to) {
 			in = append(in, s)
 		}
 	}
 	p.mu.Unlock()
-	return summarise(p.cfg, from, in)
+	st := summarise(p.cfg, from, in)
+	st.From, st.To = from.Sub(p.start).Nanoseconds(), to.Sub(p.start).Nanoseconds()
+	return st
+}
+
+// Point is one operation: when it was due (since the prober's first) and
+// its latency from then.
+type Point struct {
+	At      int64 `json:"at_ns"`
+	Latency int64 `json:"latency_ns"`
+}
+
+// Trace is every operation answered so far, in order: the latency over
+// time a chart draws, with the phases' windows (Stats.From, To).
+func (p *Prober) Trace() []Point {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Point, len(p.samples))
+	for i, s := range p.samples {
+		out[i] = Point{s.due.Sub(p.start).Nanoseconds(), s.done.Sub(s.due).Nanoseconds()}
+	}
+	return out
 }
 
 func (p *Prober) interval() time.Duration { return time.Duration(float64(time.Second) / p.cfg.Rate) }

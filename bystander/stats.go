@@ -16,14 +16,19 @@ type Stats struct {
 	Max  int64   `json:"max_ns"`
 	// LongestStall is the longest time one operation waited for its
 	// answer (sent to answered), and StallBegan when it was sent, after
-	// the window's start.
+	// the window's start (negative: sent before the phase began, and kept
+	// waiting into it).
 	LongestStall int64 `json:"longest_stall_ns"`
 	StallBegan   int64 `json:"stall_began_ns"`
 	// Interrupted counts the dumps the kernel flagged NLM_F_DUMP_INTR (and
 	// the prober retried).
-	Interrupted int    `json:"dumps_interrupted,omitempty"`
-	Errors      int    `json:"errors,omitempty"`
-	FirstError  string `json:"first_error,omitempty"`
+	Interrupted int `json:"dumps_interrupted,omitempty"`
+	// From and To are the window, since the prober's first operation was
+	// due (the time axis of Trace).
+	From       int64  `json:"from_ns"`
+	To         int64  `json:"to_ns"`
+	Errors     int    `json:"errors,omitempty"`
+	FirstError string `json:"first_error,omitempty"`
 }
 
 func summarise(cfg Config, from time.Time, in []sample) Stats {

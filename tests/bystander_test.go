@@ -43,7 +43,7 @@ func TestBystanderSeesTheGroupDelete(t *testing.T) {
 	if del.LongestStall <= idle.P99 {
 		t.Errorf("longest stall during the group delete %v, not over the idle p99 %v", time.Duration(del.LongestStall), time.Duration(idle.P99))
 	}
-	if del.StallBegan < 0 || del.StallBegan > r.Runs[0].Delete.WallNS {
+	if del.StallBegan+del.LongestStall < 0 || del.StallBegan > r.Runs[0].Delete.WallNS {
 		t.Errorf("the stall began %v into a delete of %v", time.Duration(del.StallBegan), time.Duration(r.Runs[0].Delete.WallNS))
 	}
 }

@@ -120,5 +120,8 @@ func printCreated(c *cli.Context, p batch.Phase, rec *runs.Record) error {
 	fmt.Fprintf(c.App.Writer, "created %d %s links %s..%s in netns %s (group %d) in %s: %.3f ms/device\n",
 		len(rec.Links), rec.Kind, rec.Links[0].Name, rec.Links[len(rec.Links)-1].Name, rec.Netns, rec.Group,
 		result.FormatNS(p.WallNS), p.MsPerDevice)
+	if w := p.WaitNote(); w != "" {
+		fmt.Fprintf(c.App.Writer, "  %s\n", w)
+	}
 	return nil
 }

@@ -191,6 +191,9 @@ func printDeleted(c *cli.Context, o runs.Outcome) {
 	default:
 		fmt.Fprintf(c.App.Writer, "deleted %d of %d %s links %s* by %s in %s: %.3f ms/device\n",
 			p.Deleted, p.Devices, r.Kind, r.Prefix, p.Strategy, result.FormatNS(p.WallNS), p.MsPerDevice)
+		if w := p.WaitNote(); w != "" {
+			fmt.Fprintf(c.App.Writer, "  %s\n", w)
+		}
 	}
 	if o.Stopped {
 		fmt.Fprintf(c.App.Writer, "  its devbulk (%s) was still running: stopped (--force) before the delete\n", r.Owner)
