@@ -30,8 +30,9 @@ import (
 
 func main() {
 	memory := flag.Bool("memory", false, "of a bench report: the kernel's memory per device against N")
+	bystander := flag.Bool("bystander", false, "of a bench report with a bystander: its latency over time, the phases shaded")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: devbulk-plot [-memory] < RESULT.json > RESULT.svg")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: devbulk-plot [-memory|-bystander] < RESULT.json > RESULT.svg")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -44,8 +45,11 @@ func main() {
 		fail(1, err)
 	}
 	draw := charts.FromDocument
-	if *memory {
-		draw = benchMemory
+	switch {
+	case *memory:
+		draw = benchOf(charts.BenchMemory, "--memory")
+	case *bystander:
+		draw = benchOf(charts.Bystander, "--bystander")
 	}
 	p, err := draw(doc)
 	if err != nil {
@@ -65,11 +69,13 @@ func fail(code int, err error) {
 	os.Exit(code)
 }
 
-// benchMemory draws a bench report's kernel memory per device.
-func benchMemory(b []byte) (*plot.Plot, error) {
-	var r bench.Report
-	if err := json.Unmarshal(b, &r); err != nil || r.Kind == "" {
-		return nil, fmt.Errorf("--memory draws a bench report (bench --json): %v", cmp.Or(err, errors.New("no kind")))
+// benchOf draws a bench report with chart, which flag asked for.
+func benchOf(chart func(*bench.Report) (*plot.Plot, error), flag string) func([]byte) (*plot.Plot, error) {
+	return func(b []byte) (*plot.Plot, error) {
+		var r bench.Report
+		if err := json.Unmarshal(b, &r); err != nil || r.Kind == "" {
+			return nil, fmt.Errorf("%s draws a bench report (bench --json): %v", flag, cmp.Or(err, errors.New("no kind")))
+		}
+		return chart(&r)
 	}
-	return charts.BenchMemory(&r)
 }

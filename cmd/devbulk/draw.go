@@ -46,16 +46,17 @@ func plotter() (string, error) {
 }
 
 // drawSVG has devbulk-plot draw a result document (bench, netns or check
-// JSON) and returns the SVG; memory draws a bench's kernel memory per
-// device.
-func drawSVG(ctx context.Context, doc []byte, memory bool) ([]byte, error) {
+// JSON) and returns the SVG; view, when given, is a bench's other chart:
+// memory (its kernel memory per device) or bystander (its latency over
+// time).
+func drawSVG(ctx context.Context, doc []byte, view string) ([]byte, error) {
 	prog, err := plotter()
 	if err != nil {
 		return nil, err
 	}
 	var args []string
-	if memory {
-		args = append(args, "-memory")
+	if view != "" {
+		args = append(args, "-"+view)
 	}
 	var out, stderr bytes.Buffer
 	cmd := child.Command(ctx, prog, args...)

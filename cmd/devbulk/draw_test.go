@@ -34,18 +34,18 @@ esac
 echo "<svg $*>$doc</svg>"
 `)
 	ctx := context.Background()
-	if out, err := drawSVG(ctx, []byte("doc"), true); err != nil || string(out) != "<svg -memory>doc</svg>\n" {
+	if out, err := drawSVG(ctx, []byte("doc"), "memory"); err != nil || string(out) != "<svg -memory>doc</svg>\n" {
 		t.Errorf("drawn %q, %v", out, err)
 	}
 	u := undrawable("")
-	if _, err := drawSVG(ctx, []byte("bad"), false); !errors.As(err, &u) || string(u) != "not a devbulk result document" {
+	if _, err := drawSVG(ctx, []byte("bad"), ""); !errors.As(err, &u) || string(u) != "not a devbulk result document" {
 		t.Errorf("exit 3: %v", err)
 	}
-	if _, err := drawSVG(ctx, []byte("crash"), false); err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), "panic: boom") {
+	if _, err := drawSVG(ctx, []byte("crash"), ""); err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), "panic: boom") {
 		t.Errorf("exit 2: %v, want a failure with its stderr, not an undrawable document", err)
 	}
 	t.Setenv("PATH", t.TempDir())
-	if _, err := drawSVG(ctx, []byte("doc"), false); !errors.Is(err, devbulk.ErrNotSupported) || !strings.Contains(err.Error(), "needs devbulk-plot") {
+	if _, err := drawSVG(ctx, []byte("doc"), ""); !errors.Is(err, devbulk.ErrNotSupported) || !strings.Contains(err.Error(), "needs devbulk-plot") {
 		t.Errorf("without devbulk-plot: %v", err)
 	}
 }

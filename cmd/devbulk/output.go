@@ -110,7 +110,7 @@ func writeSVG(c *cli.Context, doc any) error {
 	}
 	// Not cancelled with the run: an interrupted run's partial report is
 	// drawn too (devbulk-plot is quick, and dies with devbulk).
-	svg, err := drawSVG(context.WithoutCancel(c.Context), b, false)
+	svg, err := drawSVG(context.WithoutCancel(c.Context), b, "")
 	if err != nil {
 		return fmt.Errorf("--svg: %w", err)
 	}

@@ -18,6 +18,7 @@ func plotCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the SVG `FILE` (- for stdout; default: stdout, or RESULT.svg (RESULT-memory.svg with --memory) when stdout is a terminal)"},
 			&cli.BoolFlag{Name: "memory", Usage: "of a bench: the kernel's memory per device (slab, per-CPU, vmalloc; MemAvailable taken) against N"},
+			&cli.BoolFlag{Name: "bystander", Usage: "of a bench with --bystander: each operation's latency over time (log), the phases shaded, the idle p99 drawn"},
 		},
 		Action: plotDocument,
 	}
@@ -31,7 +32,11 @@ func plotDocument(c *cli.Context) error {
 	if err != nil {
 		return usage(err)
 	}
-	svg, err := drawSVG(c.Context, b, c.Bool("memory"))
+	view, err := plotView(c)
+	if err != nil {
+		return err
+	}
+	svg, err := drawSVG(c.Context, b, view)
 	if u := undrawable(""); errors.As(err, &u) {
 		return usagef("%s: %v", c.Args().First(), u)
 	}
@@ -43,7 +48,7 @@ func plotDocument(c *cli.Context) error {
 	case out == "" && isTerminal(1):
 		// An SVG is no reading for a terminal: a file beside the
 		// document's name, said where.
-		out = strings.TrimSuffix(filepath.Base(c.Args().First()), ".json") + svgSuffix(c.Bool("memory"))
+		out = strings.TrimSuffix(filepath.Base(c.Args().First()), ".json") + svgSuffix(view)
 		if _, err := os.Lstat(out); err == nil {
 			return usagef("stdout is a terminal and %s exists: give -o FILE (or -o - for stdout)", out)
 		}
@@ -59,11 +64,25 @@ func plotDocument(c *cli.Context) error {
 	return os.WriteFile(out, svg, 0o644)
 }
 
-// svgSuffix ends the name of a chart drawn beside its document: the
-// memory chart must not take the name of the plain one.
-func svgSuffix(memory bool) string {
-	if memory {
-		return "-memory.svg"
+// plotView is the chart asked for: "" (the document's own), memory or
+// bystander.
+func plotView(c *cli.Context) (string, error) {
+	switch {
+	case c.Bool("memory") && c.Bool("bystander"):
+		return "", usagef("--memory and --bystander: give one")
+	case c.Bool("memory"):
+		return "memory", nil
+	case c.Bool("bystander"):
+		return "bystander", nil
+	}
+	return "", nil
+}
+
+// svgSuffix ends the name of a chart drawn beside its document: another
+// view must not take the name of the plain chart.
+func svgSuffix(view string) string {
+	if view != "" {
+		return "-" + view + ".svg"
 	}
 	return ".svg"
 }
