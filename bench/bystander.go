@@ -12,13 +12,6 @@ import (
 	"github.com/devbulk/devbulk/internal/result"
 )
 
-// idleBaseline is how long the prober runs alone before the first phase:
-// two seconds, and at least 100 operations (a p99 of fewer is their
-// maximum).
-func idleBaseline(rate float64) time.Duration {
-	return max(2*time.Second, time.Duration(100/rate*float64(time.Second)))
-}
-
 // startBystander starts o's prober and measures its idle baseline (nothing
 // of the bench runs yet). Its link operation creates the cheapest kind
 // this kernel has (o.Lower: dummy, else ifb).
@@ -27,15 +20,12 @@ func startBystander(ctx context.Context, o Options) (*bystander.Prober, *bystand
 	if err != nil {
 		return nil, nil, err
 	}
-	o.progress("bystander %s: idle baseline, %s", o.Bystander, idleBaseline(o.Bystander.Rate))
-	from := time.Now()
-	select {
-	case <-time.After(idleBaseline(o.Bystander.Rate)):
-	case <-ctx.Done():
+	o.progress("bystander %s: idle baseline, %s", o.Bystander, p.IdleFor())
+	idle, err := p.Baseline(ctx)
+	if err != nil {
 		p.Stop()
-		return nil, nil, ctx.Err()
+		return nil, nil, err
 	}
-	idle := p.Window(from, time.Now())
 	return p, &idle, nil
 }
 

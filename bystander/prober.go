@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/devbulk/devbulk"
+
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
@@ -67,13 +69,22 @@ type Prober struct {
 
 // Start makes the prober's throwaway namespace (and, for an operation that
 // needs one, a second for peers), with kind the link operation creates
-// (devices.Ifb or devices.Dummy: one the kernel has), and starts issuing
-// operations. The namespaces are held by file descriptors only: they go
-// with devbulk, even on kill -9.
+// (nil: the cheapest this kernel has, dummy else ifb, probed), and starts
+// issuing operations. The namespaces are held by file descriptors only:
+// they go with devbulk, even on kill -9.
 func Start(cfg Config, kind *devices.Kind) (*Prober, error) {
 	sp := ops[cfg.Op]
 	if sp == nil {
 		return nil, fmt.Errorf("%w: unknown operation %q", ErrBad, cfg.Op)
+	}
+	if kind == nil {
+		sup, err := devices.Probe(devices.LowerKinds()...)
+		if err != nil {
+			return nil, fmt.Errorf("the bystander's kind: %w", err)
+		}
+		if kind = devices.LowerKind(devices.Works(sup)); kind == nil {
+			return nil, devbulk.NotSupported("the bystander needs dummy or ifb, and this kernel creates neither")
+		}
 	}
 	e, release, err := newEnv(sp, kind)
 	if err != nil {
@@ -227,5 +238,26 @@ func (p *Prober) Trace() []Point {
 	}
 	return out
 }
+
+// IdleFor is how long Baseline lets the prober run alone: two seconds, and
+// at least 100 operations (a p99 of fewer is their maximum).
+func (p *Prober) IdleFor() time.Duration {
+	return max(2*time.Second, time.Duration(100/p.cfg.Rate*float64(time.Second)))
+}
+
+// Baseline is the prober's idle baseline: its operations over IdleFor,
+// while the caller does nothing else. Phases are judged against it.
+func (p *Prober) Baseline(ctx context.Context) (Stats, error) {
+	from := time.Now()
+	select {
+	case <-time.After(p.IdleFor()):
+	case <-ctx.Done():
+		return Stats{}, ctx.Err()
+	}
+	return p.Window(from, time.Now()), nil
+}
+
+// Config is what the prober issues.
+func (p *Prober) Config() Config { return p.cfg }
 
 func (p *Prober) interval() time.Duration { return time.Duration(float64(time.Second) / p.cfg.Rate) }

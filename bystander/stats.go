@@ -1,8 +1,11 @@
 package bystander
 
 import (
+	"fmt"
 	"slices"
 	"time"
+
+	"github.com/devbulk/devbulk/internal/result"
 )
 
 // Stats are a bystander's operations during a window of time (a phase,
@@ -58,4 +61,13 @@ func summarise(cfg Config, from time.Time, in []sample) Stats {
 func rank(sorted []int64, pct int) int64 {
 	i := (pct*len(sorted) + 99) / 100
 	return sorted[max(0, i-1)]
+}
+
+// Line says in one line what a bystander waited during what (a create, the
+// move), against its idle baseline.
+func Line(idle, during *Stats, what string) string {
+	f := result.FormatNS
+	return fmt.Sprintf("bystander %s/s in a namespace of its own, during %s: %d operations, p50 %s, p99 %s, max %s, longest stall %s (idle: p50 %s, p99 %s, max %s)",
+		Config{Op: idle.Op, Rate: idle.Rate}, what, during.Ops, f(during.P50), f(during.P99), f(during.Max), f(during.LongestStall),
+		f(idle.P50), f(idle.P99), f(idle.Max))
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/internal/result"
 )
 
@@ -37,6 +38,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if r.BystanderIdle != nil {
+		fmt.Fprintln(w, bystander.Line(r.BystanderIdle, r.Bystander, "the "+r.Scenario))
 	}
 	fmt.Fprintln(w, "mode: direct = devbulk unshares each namespace itself; exec = each is an `unshare -n sh -c` process (--compare exec)")
 	fmt.Fprintln(w, "devbulk CPU % = devbulk's user+sys time over the create's wall time (100 for each CPU kept busy all along);")

@@ -2,6 +2,7 @@ package netnsbench
 
 import (
 	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/kprofile"
 )
 
@@ -15,6 +16,10 @@ type Report struct {
 	// churn's or the creation's time, create's exec step and release, the
 	// drain's, and the namespaces' setup times (p50, p99).
 	Comparisons []Comparison `json:"comparisons,omitempty"`
+	// Bystander and BystanderIdle (--bystander) are what a prober in a
+	// namespace of its own waited during the whole scenario, and idle.
+	Bystander     *bystander.Stats `json:"bystander,omitempty"`
+	BystanderIdle *bystander.Stats `json:"bystander_idle,omitempty"`
 	// Explain makes WriteTable say how figures were taken (--explain).
 	Explain bool `json:"-"`
 }

@@ -153,7 +153,7 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		{[]string{"bench", "--kind", "ifb", "--bystander", "ping"}, `--bystander "ping": unknown operation "ping" (valid: addr, dump, getlink, link, veth)`},
 		{[]string{"bench", "--kind", "ifb", "--bystander", "link@0"}, `rate "0" out of range: 1..10000 operations a second`},
 		{[]string{"bench", "--kind", "ifb", "--bystander", "getlink@10001"}, `rate "10001" out of range: 1..10000`},
-		{[]string{"bench", "--kind", "ifb", "--bystander", "link", "--compare", "iproute2"}, "--bystander and --compare iproute2: give one"},
+		{[]string{"bench", "--kind", "ifb", "--bystander", "link", "--compare", "iproute2"}, "--bystander and --compare: give one"},
 		{[]string{"check", "--suite", "REPEAT0"}, "repeat 0 out of range: 1..100"},
 		{[]string{"check", "--suite", "STRINGCOUNT"}, "scenarios.bench.count: want a number, got a JSON string"},
 		{[]string{"check", "--suite", "SUITE", "--save", "/nonexistent/dir/x.json"}, "--save: open /nonexistent/dir/x.json"},

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/runs"
@@ -27,7 +28,7 @@ func createCommand() *cli.Command {
 			&cli.StringFlag{Name: "prefix", Value: "dbk", Usage: "name prefix: links are PREFIX0..PREFIX(N-1)"},
 			&cli.StringFlag{Name: "parent", Usage: "vlan/macvlan: existing lower `DEV[,DEV..]` (default: devbulk creates PREFIXl0..)"},
 			&cli.StringFlag{Name: "strategy", Value: "pipelined", Usage: "create strategy: serial or pipelined"},
-			upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, jsonFlag, quietFlag,
+			upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, bystanderFlag, jsonFlag, quietFlag,
 		},
 		Action: create,
 	}
@@ -35,6 +36,10 @@ func createCommand() *cli.Command {
 
 func create(c *cli.Context) error {
 	o, err := createOptionsOf(c)
+	if err != nil {
+		return err
+	}
+	by, err := bystanderOf(c, false)
 	if err != nil {
 		return err
 	}
@@ -53,11 +58,17 @@ func create(c *cli.Context) error {
 		if mk := counter(c); mk != nil {
 			o.Progress = mk("create "+o.Kind.Name, o.Devices.Count)
 		}
-		p, rec, err := rs.store.Create(c.Context, rs.conn, o, rs.ns)
+		var p batch.Phase
+		var rec *runs.Record
+		idle, during, err := watched(c, by, func() (err error) {
+			p, rec, err = rs.store.Create(c.Context, rs.conn, o, rs.ns)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		return printCreated(c, p, rec)
+		p.Bystander = during
+		return printCreated(c, p, rec, idle)
 	})
 }
 
@@ -109,19 +120,23 @@ func createOptionsOf(c *cli.Context) (batch.CreateOptions, error) {
 	return o, nil
 }
 
-func printCreated(c *cli.Context, p batch.Phase, rec *runs.Record) error {
+func printCreated(c *cli.Context, p batch.Phase, rec *runs.Record, idle *bystander.Stats) error {
 	clearProgress()
 	if c.Bool("json") {
 		return json.NewEncoder(c.App.Writer).Encode(struct {
-			Phase  batch.Phase  `json:"create"`
-			Record *runs.Record `json:"record"`
-		}{p, rec})
+			Phase  batch.Phase      `json:"create"`
+			Record *runs.Record     `json:"record"`
+			Idle   *bystander.Stats `json:"bystander_idle,omitempty"`
+		}{p, rec, idle})
 	}
 	fmt.Fprintf(c.App.Writer, "created %d %s links %s..%s in netns %s (group %d) in %s: %.3f ms/device\n",
 		len(rec.Links), rec.Kind, rec.Links[0].Name, rec.Links[len(rec.Links)-1].Name, rec.Netns, rec.Group,
 		result.FormatNS(p.WallNS), p.MsPerDevice)
 	if w := p.WaitNote(); w != "" {
 		fmt.Fprintf(c.App.Writer, "  %s\n", w)
+	}
+	if idle != nil {
+		fmt.Fprintf(c.App.Writer, "  %s\n", bystander.Line(idle, p.Bystander, "the create"))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/runs"
@@ -26,7 +27,7 @@ func deleteCommand() *cli.Command {
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: strategyList(batch.DeleteNetns) + " (auto: group)"},
 			prefixChoice, kindChoice, forceFlag("delete"),
 			&cli.BoolFlag{Name: "forget-renamed", Usage: "drop devices someone else renamed from the record (naming them; they are not deleted), so that the rest of the run can go"},
-			workersFlag, windowFlag, jsonFlag, quietFlag,
+			workersFlag, windowFlag, bystanderFlag, jsonFlag, quietFlag,
 		},
 		Action: deleteAction,
 	}
@@ -37,17 +38,25 @@ func deleteAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	by, err := bystanderOf(c, false)
+	if err != nil {
+		return err
+	}
 	o.Progress = runsProgress(c, "delete")
 	return onRecorded(c, openStore, func(rs recorded) error {
 		o.NS = rs.ns
 		if say := progress(c); say != nil && o.Strategy.OneBatch() {
 			say(fmt.Sprintf("deleting by %s: one request per run, the kernel's batch (nothing to count)", c.String("strategy")))
 		}
-		rep, err := rs.store.Delete(c.Context, rs.conn, o)
+		var rep *runs.Report
+		idle, during, err := watched(c, by, func() (err error) {
+			rep, err = rs.store.Delete(c.Context, rs.conn, o)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		return printReport(c, rep, "delete", printDeleted)
+		return printReport(c, rep, "delete", printDeleted, watch{idle, during})
 	})
 }
 
@@ -103,7 +112,7 @@ func checkKindChoice(c *cli.Context) error {
 // "move", the JSON's key too) did, each by print; its error is the
 // report's, and says so when malformed records that may be of this
 // namespace were ignored.
-func printReport(c *cli.Context, rep *runs.Report, key string, print func(*cli.Context, runs.Outcome)) error {
+func printReport(c *cli.Context, rep *runs.Report, key string, print func(*cli.Context, runs.Outcome), w watch) error {
 	clearProgress()
 	warnBad(c, rep.BadElsewhere)
 	warnBad(c, rep.Bad)
@@ -116,13 +125,21 @@ func printReport(c *cli.Context, rep *runs.Report, key string, print func(*cli.C
 		phases := make([]batch.Phase, len(rep.Runs))
 		for i, o := range rep.Runs {
 			phases[i] = o.Phase
+			phases[i].Bystander = w.during // the whole command's window
 		}
-		if err := json.NewEncoder(c.App.Writer).Encode(map[string]any{key: phases}); err != nil {
+		doc := map[string]any{key: phases}
+		if w.idle != nil {
+			doc["bystander_idle"] = w.idle
+		}
+		if err := json.NewEncoder(c.App.Writer).Encode(doc); err != nil {
 			return err
 		}
 	} else {
 		for _, o := range rep.Runs {
 			print(c, o)
+		}
+		if w.idle != nil {
+			fmt.Fprintf(c.App.Writer, "%s\n", bystander.Line(w.idle, w.during, "the "+key))
 		}
 	}
 	err := rep.Err()

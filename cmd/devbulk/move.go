@@ -24,7 +24,7 @@ func moveCommand() *cli.Command {
 			netnsFlag,
 			&cli.StringFlag{Name: "to", Usage: "the namespace to move them into: a `NAME`, a path or \"current\", as for --netns"},
 			&cli.StringFlag{Name: "strategy", Value: string(batch.MovePipelined), Usage: "how the requests reach the kernel: " + moveList()},
-			prefixChoice, kindChoice, forceFlag("move"), workersFlag, jsonFlag, quietFlag,
+			prefixChoice, kindChoice, forceFlag("move"), workersFlag, bystanderFlag, jsonFlag, quietFlag,
 		},
 		Action: moveAction,
 	}
@@ -35,17 +35,25 @@ func moveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	by, err := bystanderOf(c, false)
+	if err != nil {
+		return err
+	}
 	if o.To, err = openNetns(c, "to"); err != nil {
 		return err
 	}
 	defer o.To.Close()
 	return onRecorded(c, openStore, func(rs recorded) error {
 		o.NS = rs.ns
-		rep, err := rs.store.Move(c.Context, rs.conn, o)
+		var rep *runs.Report
+		idle, during, err := watched(c, by, func() (err error) {
+			rep, err = rs.store.Move(c.Context, rs.conn, o)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		return printReport(c, rep, "move", printMoved)
+		return printReport(c, rep, "move", printMoved, watch{idle, during})
 	})
 }
 

@@ -37,7 +37,7 @@ func netnsChurnCommand(common []cli.Flag) *cli.Command {
 			&cli.StringFlag{Name: "compare", Usage: "`exec`: also run the payload's classic shell form, unshare -n sh -c '...' (ip link set lo up, " +
 				"sysctl -w, ipvsadm -A); payload:LIST: also run another payload (payload:veth:1:moved against --payload veth:1); " +
 				"side by side, the order alternating round by round"},
-			repeatFlag,
+			repeatFlag, bystanderFlag,
 		}, common...),
 		Action: churn,
 	}
@@ -77,6 +77,10 @@ func churn(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	by, err := bystanderOf(c, o.CompareExec || o.ComparePayload != nil)
+	if err != nil {
+		return err
+	}
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
@@ -85,7 +89,14 @@ func churn(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := netnsbench.Churn(c.Context, o)
+	var r *netnsbench.Report
+	idle, during, err := watched(c, by, func() (err error) {
+		r, err = netnsbench.Churn(c.Context, o)
+		return err
+	})
+	if r != nil {
+		r.BystanderIdle, r.Bystander = idle, during
+	}
 	return writeNetns(c, r, err)
 }
 

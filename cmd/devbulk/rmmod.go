@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/batch"
