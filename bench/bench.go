@@ -55,6 +55,11 @@ type Options struct {
 	// package kprofile); where the kernel cannot trace, Run fails with an
 	// error that matches devbulk.ErrNotSupported.
 	Profile bool
+	// Namespaces, when set, spreads each cycle's devices over K namespaces
+	// of their own for every K given, created and deleted at once, a
+	// worker each (Report.Scaling: against K=1). It excludes Moves,
+	// Compare and Windows.
+	Namespaces []int
 	// Windows (group only) runs the group strategy once per window size:
 	// a delete of that many devices per request (batch.GroupOptions), 0
 	// the whole set at once.
@@ -135,33 +140,47 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// before the next cycle starts.
 	for _, n := range o.Counts {
 		for rep := 1; rep <= o.Repeat; rep++ {
-			moves, deletes := slices.Clone(o.Moves), o.variants()
-			if len(moves) == 0 {
-				moves = []batch.MoveStrategy{""} // no move
+			run := runCycles
+			if len(o.Namespaces) > 0 {
+				run = spreadCycles
 			}
-			ipFirst := o.Compare && rep%2 == 0
-			if rep%2 == 0 {
-				slices.Reverse(moves)
-				slices.Reverse(deletes)
-			}
-			for _, m := range moves {
-				for _, d := range deletes {
-					for _, paused := range o.pauses(rep) {
-						c := Cycle{Count: n, Repeat: rep, IPFirst: ipFirst, BystanderPaused: paused}
-						s := cycleOf{m, d}
-						if err := twin(ctx, o, &c, s, ipFirst); errors.Is(err, context.Canceled) {
-							return r, fmt.Errorf("N=%d %s, repeat %d (its throwaway namespace released with what it held; %d cycles done): %w", n, s, rep, len(r.Runs), err)
-						} else if err != nil {
-							return r, fmt.Errorf("N=%d %s, repeat %d: %w", n, s, rep, err)
-						}
-						r.Runs = append(r.Runs, c)
-					}
-				}
+			if err := run(ctx, o, r, n, rep); err != nil {
+				return r, err
 			}
 		}
 	}
 	r.compare()
 	return r, nil
+}
+
+// runCycles runs the cycles of count n, repetition rep: every move and
+// delete strategy (and, with Influence, each twice), the order reversed
+// on even repetitions.
+func runCycles(ctx context.Context, o Options, r *Report, n, rep int) error {
+	moves, deletes := slices.Clone(o.Moves), o.variants()
+	if len(moves) == 0 {
+		moves = []batch.MoveStrategy{""} // no move
+	}
+	ipFirst := o.Compare && rep%2 == 0
+	if rep%2 == 0 {
+		slices.Reverse(moves)
+		slices.Reverse(deletes)
+	}
+	for _, m := range moves {
+		for _, d := range deletes {
+			for _, paused := range o.pauses(rep) {
+				c := Cycle{Count: n, Repeat: rep, IPFirst: ipFirst, BystanderPaused: paused}
+				s := cycleOf{m, d}
+				if err := twin(ctx, o, &c, s, ipFirst); errors.Is(err, context.Canceled) {
+					return fmt.Errorf("N=%d %s, repeat %d (its throwaway namespace released with what it held; %d cycles done): %w", n, s, rep, len(r.Runs), err)
+				} else if err != nil {
+					return fmt.Errorf("N=%d %s, repeat %d: %w", n, s, rep, err)
+				}
+				r.Runs = append(r.Runs, c)
+			}
+		}
+	}
+	return nil
 }
 
 // cycleOf is what a cycle runs: its move (none when "") and its delete.

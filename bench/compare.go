@@ -37,6 +37,10 @@ type Cost struct {
 func (r *Report) compare() {
 	for _, n := range counts(r.Runs) {
 		cycles := slices.DeleteFunc(slices.Clone(r.Runs), func(c Cycle) bool { return c.Count != n || c.BystanderPaused })
+		if len(cycles) > 0 && cycles[0].Namespaces > 0 {
+			r.scaling(n, cycles)
+			continue
+		}
 		if paused := slices.DeleteFunc(slices.Clone(r.Runs), func(c Cycle) bool { return c.Count != n || !c.BystanderPaused }); len(paused) > 0 {
 			r.influence(n, cycles, paused)
 		}
@@ -185,6 +189,9 @@ func (r *Report) writeHeadline(w io.Writer) {
 	var lines []string
 	for _, c := range r.Against {
 		lines = append(lines, fmt.Sprintf("N=%d %s: %s", c.Count, c.B, c.Words("cycle")))
+	}
+	for _, c := range r.Scaling {
+		lines = append(lines, fmt.Sprintf("N=%d %s %s: %s", c.Count, c.Phase, c.Strategy, c.Words("cycle")))
 	}
 	for _, c := range r.Creation {
 		line := fmt.Sprintf("N=%d create: %.4g ms per device", c.Count, c.MsPerDevice)

@@ -32,6 +32,9 @@ type Report struct {
 	// headline.
 	Against  []Comparison `json:"strategies,omitempty"`
 	Creation []Cost       `json:"creation,omitempty"`
+	// Scaling (--namespaces) is each phase spread over K namespaces at
+	// once against the same work in one: above 1, spreading is slower.
+	Scaling []Comparison `json:"namespaces_scaling,omitempty"`
 	// Influence (--bystander-influence) is each phase with the bystander
 	// against the same phase with it paused: what the prober itself costs.
 	Influence []Comparison `json:"bystander_influence,omitempty"`
@@ -64,6 +67,10 @@ type Cycle struct {
 	IPCreate *batch.Phase `json:"iproute2_create,omitempty"`
 	IPDelete *batch.Phase `json:"iproute2_delete,omitempty"`
 	IPFirst  bool         `json:"iproute2_first,omitempty"`
+	// Namespaces (--namespaces) is the count of namespaces the cycle's
+	// devices were spread over, created and deleted at once, a worker each
+	// (0: one, the plain cycle).
+	Namespaces int `json:"namespaces,omitempty"`
 	// BystanderPaused (--bystander-influence) says the bystander was
 	// paused for this cycle: the same work, without the prober.
 	BystanderPaused bool `json:"bystander_paused,omitempty"`
@@ -148,6 +155,9 @@ func phaseCells(c Cycle, p, ip *batch.Phase, has columns) []string {
 	}
 	if c.BystanderPaused {
 		strategy += " †"
+	}
+	if c.Namespaces > 0 {
+		strategy += fmt.Sprintf(" in %d ns", c.Namespaces)
 	}
 	cells := []string{fmt.Sprint(c.Count), fmt.Sprint(c.Repeat), p.Name, strategy, result.FormatNS(p.WallNS),
 		fmt.Sprintf("%.3f", p.MsPerDevice), fmt.Sprintf("%.0f", p.DevicesPerSec), result.FormatNS(p.UserNS), result.FormatNS(p.SysNS)}

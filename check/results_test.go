@@ -6,6 +6,7 @@ import (
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/kprofile"
 )
 
@@ -24,5 +25,30 @@ func TestBenchLinesProfiles(t *testing.T) {
 		"Delete/kind=dummy/strategy=pipelined/n=2", "Profile/kind=dummy/strategy=pipelined/n=2/fn=rcu_barrier"}
 	if !slices.Equal(names, want) {
 		t.Errorf("lines %q, want %q", names, want)
+	}
+}
+
+// A bench with a bystander gives a line for its idle baseline and one per
+// phase it watched, whose ns/op (what a check compares and gates) is the
+// bystander's p99.
+func TestBenchLinesBystander(t *testing.T) {
+	st := func(p99 int64) *bystander.Stats {
+		return &bystander.Stats{Op: "link", Rate: 10, Ops: 5, P50: 1, P99: p99, Max: p99}
+	}
+	r := &bench.Report{Kind: "ifb", BystanderIdle: st(30e6), Runs: []bench.Cycle{{Count: 1000,
+		Create: batch.Phase{Name: "create", Strategy: "pipelined", Devices: 1000, WallNS: 10000, Bystander: st(20e6)},
+		Delete: batch.Phase{Name: "delete", Strategy: "group-w100", Devices: 1000, WallNS: 20000, Bystander: st(600e6)}}}}
+	got := map[string]float64{}
+	for _, l := range BenchLines(r) {
+		got[l.Name] = l.Values[0].Value
+	}
+	for name, p99 := range map[string]float64{
+		"Bystander/op=link/phase=idle/kind=ifb":                     30e6,
+		"Bystander/op=link/phase=create-pipelined/kind=ifb/n=1000":  20e6,
+		"Bystander/op=link/phase=delete-group-w100/kind=ifb/n=1000": 600e6,
+	} {
+		if got[name] != p99 {
+			t.Errorf("%s: %v, want %v (lines %v)", name, got[name], p99, got)
+		}
 	}
 }

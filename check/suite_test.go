@@ -35,6 +35,7 @@ func TestSuiteErrors(t *testing.T) {
 		`{"name":"x","scenarios":[{"name":"a","repeat":101,"bench":{"kind":"ifb","count":1,"delete":["group"]}}]}`:                                     "repeat 101 out of range: 1..100",
 		`{"name":"x","scenarios":[{"name":"a","bench":{"kind":"ifb","count":1,"delete":["rmmod"]}}]}`:                                                  `unknown delete strategy "rmmod"`,
 		`{"name":"x","scenarios":[{"name":"a","bench":{"kind":"wormhole","count":1,"delete":["group"]}}]}`:                                             "wormhole",
+		`{"name":"x","scenarios":[{"name":"a","bench":{"kind":"ifb","count":1,"delete":["group"],"bystander":"ping"}}]}`:                               `unknown operation "ping"`,
 		`{"name":"x","scenarios":[{"name":"a"}]}`:                                                                                                      "exactly one of bench and netns",
 		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"churn","workers":0,"per_worker":1}}]}`:                                              "workers 0 out of range: 1..1024",
 		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"spin"}}]}`:                                                                          "valid are churn, sequential and create",

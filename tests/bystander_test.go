@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bystander"
+
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/namespace"
 )
@@ -32,7 +35,7 @@ func benchReport(t *testing.T, args ...string) *bench.Report {
 // longer than its idle p99, within the delete.
 func TestBystanderSeesTheGroupDelete(t *testing.T) {
 	needKind(t, "ifb")
-	r := benchReport(t, "bench", "--kind", "ifb", "--count", "20000", "--delete", "group", "--bystander", "link")
+	r := benchReport(t, "bench", "--kind", "ifb", "--count", "20000", "--delete", "group", "--bystander", "link@20")
 	idle, del := r.BystanderIdle, r.Runs[0].Delete.Bystander
 	if idle == nil || del == nil || idle.Ops < 100 || del.Ops == 0 {
 		t.Fatalf("idle %+v, delete %+v", idle, del)
@@ -59,20 +62,57 @@ func TestBystanderRunsAtItsRate(t *testing.T) {
 }
 
 // The bystander's namespaces are held by devbulk's descriptors alone: no
-// bind mount or other holder keeps them after a kill -9.
+// bind mount or other holder keeps them after Ctrl-C (exit 130, nothing
+// printed) or a kill -9.
 func TestBystanderNamespacesGoWithDevbulk(t *testing.T) {
 	needKind(t, "ifb")
-	cmd, _ := start(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "1000", "--delete", "serial", "--bystander", "veth")
-	var held map[uint64]bool
-	waitFor(t, "three namespaces (the bystander's two, the cycle's)", func() bool {
-		held = netnsOf(cmd.Process.Pid)
-		return len(held) >= 3
-	})
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	for ino := range namespace.Discover() {
-		if held[ino] {
-			t.Errorf("netns %d of the killed devbulk is still held", ino)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd, stdout := start(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "1000", "--delete", "serial", "--bystander", "veth@50")
+			var held map[uint64]bool
+			waitFor(t, "three namespaces (the bystander's two, the cycle's)", func() bool {
+				held = netnsOf(cmd.Process.Pid)
+				return len(held) >= 3
+			})
+			cmd.Process.Signal(sig)
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); sig == syscall.SIGINT && (code != 130 || stdout.Len() > 0) {
+				t.Errorf("exit %d, printed %q: want 130 and nothing", code, stdout.String())
+			}
+			for ino := range namespace.Discover() {
+				if held[ino] {
+					t.Errorf("netns %d of the stopped devbulk is still held", ino)
+				}
+			}
+		})
+	}
+}
+
+// create, move and delete --bystander say what the prober waited during
+// the command; the JSON holds it and the idle baseline.
+func TestBystanderBesideCommands(t *testing.T) {
+	needKind(t, "ifb")
+	state, from, to := t.TempDir(), namedNetns(t), namedNetns(t)
+	for _, args := range [][]string{
+		{"create", "--netns", from, "--kind", "ifb", "--count", "200", "--bystander", "getlink@100"},
+		{"move", "--netns", from, "--to", to, "--bystander", "getlink@100"},
+		{"delete", "--netns", to, "--bystander", "getlink@100", "--json"},
+	} {
+		r := run(t, state, args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		if args[0] != "delete" && !strings.Contains(r.stdout, "bystander getlink@100/s in a namespace of its own, during the "+args[0]) {
+			t.Errorf("%v said %q", args, r.stdout)
+		}
+		if args[0] == "delete" {
+			var doc struct {
+				Delete []batch.Phase    `json:"delete"`
+				Idle   *bystander.Stats `json:"bystander_idle"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Idle == nil || doc.Idle.Ops < 200 || len(doc.Delete) != 1 || doc.Delete[0].Bystander == nil {
+				t.Errorf("delete --json: %v: %s", err, r.stdout)
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -407,7 +408,7 @@ func TestVMRmmod(t *testing.T) {
 	bin := staticBinary(t, "../cmd/devbulk", false)
 	for _, args := range [][]string{
 		{"rmmod", "--kind", "dummy", "--count", "1000", "--trace-rcu", "--json"},
-		{"rmmod", "--kind", "dummy", "--vlans", "1000", "--up", "--json"},
+		{"rmmod", "--kind", "dummy", "--vlans", "1000", "--up", "--bystander", "link@50", "--json"},
 	} {
 		out, _ := bootVM(t, k, bin, args...)
 		var r bench.Report
@@ -420,6 +421,9 @@ func TestVMRmmod(t *testing.T) {
 				t.Errorf("%v: delete phase %+v", args, c.Delete)
 			}
 			strategies[c.Delete.Strategy+"/"+c.Delete.Module] = true
+			if slices.Contains(args, "--bystander") && (r.BystanderIdle == nil || c.Delete.Bystander == nil || c.Delete.Bystander.Errors > 0) {
+				t.Errorf("%v: %s delete: bystander %+v (idle %+v)", args, c.Delete.Strategy, c.Delete.Bystander, r.BystanderIdle)
+			}
 			if rcu := c.Delete.RCU; rcu != nil {
 				// One by one is one unregister batch per device; the batch
 				// paths are a handful in all.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -28,7 +29,7 @@ func benchCommand() *cli.Command {
 				"and delete them there: move strategies `S[,S..]` of " + moveList()},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per count and strategy (1..100)"},
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
-			workersFlag, windowFlag, bystanderFlag, influenceFlag, upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
+			workersFlag, windowFlag, namespacesFlag, bystanderFlag, influenceFlag, upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
 		},
 		Action: benchWith(benchOptionsOf),
 	}
@@ -108,6 +109,9 @@ func benchBeside(c *cli.Context, o *bench.Options) error {
 	}
 	if len(o.Windows) > 0 && o.Compare {
 		return usagef("--window and --compare iproute2: iproute2 has no windowed group delete")
+	}
+	if err := benchNamespaces(c, o); err != nil {
+		return err
 	}
 	o.Bystander, err = bystanderOf(c, o.Compare)
 	if o.Influence = c.Bool("bystander-influence"); o.Influence && o.Bystander == nil && err == nil {
@@ -191,4 +195,33 @@ func writeReport(c *cli.Context, r *bench.Report) error {
 	}
 	r.Explain = c.Bool("explain")
 	return r.WriteTable(c.App.Writer)
+}
+
+// namespacesFlag spreads each cycle over several namespaces at once.
+var namespacesFlag = &cli.StringFlag{Name: "namespaces", Usage: "spread each cycle's devices over `K[,K..]` namespaces of their own (1..64), " +
+	"a worker each, all creating then all deleting at once, and compare each K with 1 (include 1): does the kernel's lock let them run in parallel?"}
+
+// benchNamespaces reads --namespaces: a list of 1..64 that holds 1, the
+// reference, and goes with no move, comparison, window or module unload.
+func benchNamespaces(c *cli.Context, o *bench.Options) error {
+	v := c.String("namespaces")
+	if v == "" {
+		return nil
+	}
+	for _, f := range strings.Split(v, ",") {
+		k, err := strconv.Atoi(f)
+		if err != nil || k < 1 || k > 64 || slices.Contains(o.Namespaces, k) {
+			return usagef("--namespaces %q: %q is not a new count of 1..64 namespaces", v, f)
+		}
+		o.Namespaces = append(o.Namespaces, k)
+	}
+	switch {
+	case !slices.Contains(o.Namespaces, 1):
+		return usagef("--namespaces %q: include 1, the reference each count is compared with", v)
+	case len(o.Moves) > 0 || o.Compare || len(o.Windows) > 0:
+		return usagef("--namespaces goes with no --move, --compare or --window")
+	case slices.Contains(o.Deletes, batch.DeleteModule):
+		return usagef("--namespaces and the module strategy: one unload takes every namespace's devices")
+	}
+	return nil
 }
