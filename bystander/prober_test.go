@@ -114,7 +114,7 @@ func TestParse(t *testing.T) {
 	}{
 		{"link", "link@10", ""},
 		{"getlink@250", "getlink@250", ""},
-		{"nope", "", `unknown operation "nope" (valid: addr, dump, getlink, link, veth)`},
+		{"nope", "", `unknown operation "nope" (valid: ` + strings.Join(Ops(), ", ") + ")"},
 		{"link@0", "", "rate \"0\" out of range: 1..10000"},
 		{"link@10001", "", "out of range: 1..10000"},
 		{"link@fast", "", "out of range"},

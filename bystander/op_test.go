@@ -65,3 +65,36 @@ func TestDumpCountsInterruptions(t *testing.T) {
 	}
 	t.Logf("%d dumps interrupted", interrupted)
 }
+
+// Every registered operation runs against the real kernel in its
+// throwaway namespaces, three times in a row (it leaves nothing behind
+// that would make the next fail: EEXIST), and its namespaces go with it.
+func TestEveryOperationRuns(t *testing.T) {
+	sup, err := devices.Probe(devices.LowerKinds()...)
+	kind := devices.LowerKind(devices.Works(sup))
+	if err != nil || kind == nil {
+		t.Skip("needs ifb and CAP_NET_ADMIN")
+	}
+	for _, name := range Ops() {
+		t.Run(name, func(t *testing.T) {
+			e, release, err := newEnv(ops[name], kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+			do, err := ops[name].make(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				if _, err := do(context.Background()); err != nil {
+					t.Fatalf("run %d: %v", i+1, err)
+				}
+			}
+			links, err := e.conn.Links()
+			if err != nil || len(links) != 1 {
+				t.Errorf("after the operations the namespace holds %d links (%v), want lo alone", len(links), err)
+			}
+		})
+	}
+}
