@@ -166,7 +166,7 @@ complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l svg -r -d 'also
 complete -c devbulk -n '__fish_seen_subcommand_from check' -f -l quiet -s q -d 'no progress on stderr'
 complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l help -s h -d 'show help'
 complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'bisect' -d 'find the kernel configuration where a teardown\'s time changed: a scenario measured in the VM on each, the ends first, each step against both ends'
-complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l kernels -r -d 'the ordered list in `FILE`, one kernel configuration a line as --vm-kernel takes them (# comments), first good, last bad; or a directory of builds, one subdirectory each in name order, holding bzImage (or vmlinuz*) and, for modules, lib/modules/RELEASE'
+complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l kernels -r -d 'the ordered kernel configurations, first good, last bad, as `LIST`: GOOD..BAD, Debian kernels (debian:6.1.0-47..debian:6.1.0-57), or DIR, a directory of builds (one subdirectory each, in name order), or FILE, one kernel configuration a line (\'K [ARGS]\' as --vm-kernel takes them, # comments); a build holds bzImage (or vmlinuz*) and, for modules, lib/modules/RELEASE'
 complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l good -r -d 'the last known good Debian kernel `SPEC` (debian:6.1.0-47, or a linux-image-... package)'
 complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l bad -r -d 'the first known bad Debian kernel `SPEC`, of the same series and flavour'
 complete -c devbulk -n '__fish_seen_subcommand_from bisect' -f -l suite -r -d 'the suite `FILE` the scenario comes from (default: devbulk\'s full suite)'

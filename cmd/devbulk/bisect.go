@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,8 +32,8 @@ func bisectCommand() *cli.Command {
 			"Every boot is logged (--log): the same command after Ctrl-C or kill -9 resumes, booting nothing it had measured.\n" +
 			"Exit 0: found and confirmed, or no significant change between the ends; 1: found but not confirmed; 2: bad input.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "kernels", Usage: "the ordered list in `FILE`, one kernel configuration a line as --vm-kernel takes them (# comments), first good, last bad; " +
-				"or a directory of builds, one subdirectory each in name order, holding bzImage (or vmlinuz*) and, for modules, lib/modules/RELEASE"},
+			&cli.StringFlag{Name: "kernels", Usage: "the ordered kernel configurations, first good, last bad, as `LIST`: " + vm.ListForms() +
+				" ('K [ARGS]' as --vm-kernel takes them, # comments); a build holds bzImage (or vmlinuz*) and, for modules, lib/modules/RELEASE"},
 			&cli.StringFlag{Name: "good", Usage: "the last known good Debian kernel `SPEC` (debian:6.1.0-47, or a linux-image-... package)"},
 			&cli.StringFlag{Name: "bad", Usage: "the first known bad Debian kernel `SPEC`, of the same series and flavour"},
 			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` the scenario comes from (default: devbulk's full suite)"},
@@ -162,23 +160,20 @@ func bisectionOf(c *cli.Context) (*bisection, error) {
 	return b, err
 }
 
-// kernelList is the ordered list of kernel configurations: --kernels's
-// lines, or Debian's packages from --good to --bad; each is checked
-// without fetching anything.
+// kernelList is the ordered list of kernel configurations: what --kernels
+// names (vm.KernelList), or Debian's packages from --good to --bad (the
+// range GOOD..BAD); each is checked without fetching anything.
 func kernelList(c *cli.Context) ([]string, error) {
-	file, good, bad := c.String("kernels"), c.String("good"), c.String("bad")
-	var specs []string
-	var err error
+	arg, good, bad := c.String("kernels"), c.String("good"), c.String("bad")
 	switch {
-	case file != "" && (good != "" || bad != ""):
+	case arg != "" && (good != "" || bad != ""):
 		return nil, usagef("--kernels and --good/--bad: give the list one way")
-	case file != "":
-		specs, err = readKernels(file)
 	case good != "" && bad != "":
-		specs, err = vm.DebianRange(good, bad)
-	default:
+		arg = good + ".." + bad
+	case arg == "":
 		return nil, usagef("bisect needs --kernels FILE, or --good and --bad Debian kernels (debian:6.1.0-47, debian:6.1.0-57)")
 	}
+	specs, err := vm.KernelList(arg)
 	if errors.Is(err, vm.ErrBadSpec) {
 		return nil, usage(err)
 	} else if err != nil {
@@ -188,68 +183,6 @@ func kernelList(c *cli.Context) ([]string, error) {
 		if err := vm.Check(spec); err != nil {
 			return nil, usagef("kernel %s: %w", spec, err)
 		}
-	}
-	return specs, nil
-}
-
-// readKernels reads a list of kernel configurations (or the builds in a
-// directory): at least two, no two alike.
-func readKernels(path string) ([]string, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return buildsIn(path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usagef("--kernels: %w", err)
-	}
-	defer f.Close()
-	var specs []string
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		spec := strings.Join(strings.Fields(strings.SplitN(sc.Text(), "#", 2)[0]), " ")
-		switch {
-		case spec == "":
-			continue
-		case slices.Contains(specs, spec):
-			return nil, usagef("--kernels %s: line %d: %q is in the list twice", path, line, spec)
-		}
-		specs = append(specs, spec)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, usagef("--kernels %s: %w", path, err)
-	}
-	if len(specs) < 2 {
-		return nil, usagef("--kernels %s: %d kernel configurations; a bisection needs at least two (the first good, the last bad)", path, len(specs))
-	}
-	return specs, nil
-}
-
-// buildsIn lists the kernels built into the subdirectories of dir, in
-// name order: each one's bzImage (or vmlinuz*), with its lib/modules/REL
-// when it has one.
-func buildsIn(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, usagef("--kernels: %w", err)
-	}
-	var specs []string
-	for _, e := range entries {
-		sub := filepath.Join(dir, e.Name())
-		images, _ := filepath.Glob(filepath.Join(sub, "bzImage"))
-		if more, _ := filepath.Glob(filepath.Join(sub, "vmlinuz*")); len(images) == 0 {
-			images = more
-		}
-		if !e.IsDir() || len(images) != 1 {
-			continue
-		}
-		spec := images[0]
-		if mods, _ := filepath.Glob(filepath.Join(sub, "lib", "modules", "*")); len(mods) == 1 {
-			spec += ":" + mods[0]
-		}
-		specs = append(specs, spec)
-	}
-	if len(specs) < 2 {
-		return nil, usagef("--kernels %s: %d builds (subdirectories with one bzImage or vmlinuz*); a bisection needs at least two", dir, len(specs))
 	}
 	return specs, nil
 }
