@@ -4,19 +4,29 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bystander"
+	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
 )
 
 // startBystander starts o's prober and measures its idle baseline (nothing
 // of the bench runs yet). Its link operation creates the cheapest kind
-// this kernel has (o.Lower: dummy, else ifb).
+// this kernel has whose module the bench does not unload.
 func startBystander(ctx context.Context, o Options) (*bystander.Prober, *bystander.Stats, error) {
-	p, err := bystander.Start(*o.Bystander, o.Lower)
+	var avoid []string
+	if slices.Contains(o.Deletes, batch.DeleteModule) {
+		for _, k := range []*devices.Kind{o.Kind, o.Lower} {
+			if k != nil {
+				avoid = append(avoid, k.Module)
+			}
+		}
+	}
+	p, err := bystander.Start(*o.Bystander, avoid...)
 	if err != nil {
 		return nil, nil, err
 	}

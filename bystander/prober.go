@@ -3,6 +3,7 @@ package bystander
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,23 +69,20 @@ type Prober struct {
 }
 
 // Start makes the prober's throwaway namespace (and, for an operation that
-// needs one, a second for peers), with kind the link operation creates
-// (nil: the cheapest this kernel has, dummy else ifb, probed), and starts
-// issuing operations. The namespaces are held by file descriptors only:
-// they go with devbulk, even on kill -9.
-func Start(cfg Config, kind *devices.Kind) (*Prober, error) {
+// needs one, a second for peers) and starts issuing operations. The link
+// operation creates the cheapest kind this kernel has (dummy, else ifb,
+// probed) whose module is not one of avoid: the modules the caller may
+// unload, which would take the prober's devices (and refuse to, seeing
+// them). The namespaces are held by file descriptors only: they go with
+// devbulk, even on kill -9.
+func Start(cfg Config, avoid ...string) (*Prober, error) {
 	sp := ops[cfg.Op]
 	if sp == nil {
 		return nil, fmt.Errorf("%w: unknown operation %q", ErrBad, cfg.Op)
 	}
-	if kind == nil {
-		sup, err := devices.Probe(devices.LowerKinds()...)
-		if err != nil {
-			return nil, fmt.Errorf("the bystander's kind: %w", err)
-		}
-		if kind = devices.LowerKind(devices.Works(sup)); kind == nil {
-			return nil, devbulk.NotSupported("the bystander needs dummy or ifb, and this kernel creates neither")
-		}
+	kind, err := linkKind(avoid)
+	if err != nil {
+		return nil, err
 	}
 	e, release, err := newEnv(sp, kind)
 	if err != nil {
@@ -99,6 +97,23 @@ func Start(cfg Config, kind *devices.Kind) (*Prober, error) {
 	p.release = release
 	go p.loop(do)
 	return p, nil
+}
+
+// linkKind is the kind the link operation creates: the first of the lower
+// kinds (dummy, ifb) that this kernel creates and whose module is not one
+// of avoid.
+func linkKind(avoid []string) (*devices.Kind, error) {
+	sup, err := devices.Probe(devices.LowerKinds()...)
+	if err != nil {
+		return nil, fmt.Errorf("the bystander's kind: %w", err)
+	}
+	works := devices.Works(sup)
+	for _, k := range devices.LowerKinds() {
+		if works[k.Name] && !slices.Contains(avoid, k.Module) {
+			return k, nil
+		}
+	}
+	return nil, devbulk.NotSupported("the bystander creates %s, and here none is left that this run does not unload", devices.NamesOf(devices.LowerKinds()))
 }
 
 func newEnv(sp *spec, kind *devices.Kind) (*env, func(), error) {

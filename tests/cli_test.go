@@ -151,6 +151,7 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		{[]string{"bench", "--kind", "ifb", "--delete", "auto,group"}, "gives group twice (auto is group)"},
 		{[]string{"bench", "--kind", "ifb", "--workers", "8"}, "--workers applies to the parallel strategies only"},
 		{[]string{"bench", "--kind", "ifb", "--bystander", "ping"}, `--bystander "ping": unknown operation "ping" (valid: `},
+		{[]string{"delete", "--netns", "NS", "--strategy", "module", "--bystander", "link"}, "--bystander and --strategy module: the unload would take the prober's devices too"},
 		{[]string{"bench", "--kind", "ifb", "--bystander", "link@0"}, `rate "0" out of range: 1..10000 operations a second`},
 		{[]string{"bench", "--kind", "ifb", "--bystander", "getlink@10001"}, `rate "10001" out of range: 1..10000`},
 		{[]string{"bench", "--kind", "ifb", "--bystander", "link", "--compare", "iproute2"}, "--bystander and --compare: give one"},

@@ -40,7 +40,7 @@ func watched(c *cli.Context, cfg *bystander.Config, work func() error) (idle, du
 	if cfg == nil {
 		return nil, nil, work()
 	}
-	p, err := bystander.Start(*cfg, nil)
+	p, err := bystander.Start(*cfg)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -42,6 +42,9 @@ func deleteAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if by != nil && o.Strategy == batch.DeleteModule {
+		return usagef("--bystander and --strategy module: the unload would take the prober's devices too (devbulk rmmod --bystander keeps them apart)")
+	}
 	o.Progress = runsProgress(c, "delete")
 	return onRecorded(c, openStore, func(rs recorded) error {
 		o.NS = rs.ns
