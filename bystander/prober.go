@@ -269,7 +269,9 @@ func (p *Prober) Baseline(ctx context.Context) (Stats, error) {
 	case <-ctx.Done():
 		return Stats{}, ctx.Err()
 	}
-	return p.Window(from, time.Now()), nil
+	st := p.Window(from, time.Now())
+	st.Saturated = st.P50 > p.interval().Nanoseconds()
+	return st, nil
 }
 
 // Config is what the prober issues.

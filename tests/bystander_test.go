@@ -134,3 +134,14 @@ func netnsOf(pid int) map[uint64]bool {
 	}
 	return out
 }
+
+// A bystander asked for more than it can do even idle (a link operation
+// takes RCU grace periods: some 16 ms) says its figures are its own
+// backlog.
+func TestSaturatedBystanderSaysSo(t *testing.T) {
+	needKind(t, "ifb")
+	r := run(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "100", "--delete", "group", "--bystander", "link@1000")
+	if r.code != 0 || !strings.Contains(r.stdout, "warning: the link bystander cannot keep 1000/s even idle") {
+		t.Errorf("exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+}
