@@ -88,13 +88,17 @@ func (d *deletion) groupWindows(ctx context.Context, mine []nlbatch.Link, window
 	}
 	confirmed := map[int32]bool{}
 	progress := progressFrom(d.o.Progress, 0, len(mine))
+	windows := (len(mine) + window - 1) / window
 	for from := 0; from < len(mine) && ctx.Err() == nil; from += window {
+		at := func(err error) error {
+			return fmt.Errorf("window %d of %d (%d devices deleted before it): %w", from/window+1, windows, len(confirmed), err)
+		}
 		marked, err := d.markAs(ctx, group, mine[from:min(from+window, len(mine))])
 		if err != nil {
-			return confirmed, err
+			return confirmed, at(err)
 		}
 		if err := d.t.Conn.Do(ctx, nlbatch.DelGroupRequest(group)); err != nil && !errors.Is(err, nlbatch.ErrAckLost) {
-			return confirmed, fmt.Errorf("delete group %d: %w", group, err)
+			return confirmed, at(fmt.Errorf("delete group %d: %w", group, err))
 		}
 		maps.Copy(confirmed, indexes(marked))
 		if progress != nil {
@@ -157,6 +161,11 @@ func (d *deletion) markAs(ctx context.Context, group uint32, mine []nlbatch.Link
 	}
 	if !s.holdsExactly(now, group, mine, d.ownership()) {
 		return nil, fmt.Errorf("group %d holds %d devices after marking %d: refusing to delete by group", group, members(now, group), len(mine))
+	}
+	// Devices of others put on these since the first look (a windowed
+	// delete releases the lock between windows) would go with them.
+	if foreign := dependentsOf(now, s.ours(mine, now), d.ownership()); len(foreign) > 0 {
+		return nil, fmt.Errorf("refusing to delete by group: %w: %s", ErrForeignDependents, nameList(foreign))
 	}
 	return mine, nil
 }

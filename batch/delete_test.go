@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -483,5 +484,34 @@ func TestGroupDeleteInWindows(t *testing.T) {
 	}
 	if fmt.Sprint(seen) != "[4 8 10]" {
 		t.Errorf("progress %v", seen)
+	}
+}
+
+// A device of others put into the reused window group after the first
+// window (the lock is free between windows) stops the delete at the next
+// window's check: it is spared, the first window's devices count as
+// deleted, the error says where it stopped, and the rest stay recorded.
+// So does one put on a device of the next window (a macvlan on it).
+func TestGroupDeleteInWindowsStopsAtAForeignDevice(t *testing.T) {
+	for _, intrude := range []string{"into the group", "on the next window"} {
+		k, s, c := fakeRun(10)
+		dels := 0
+		k.After = func(typ, _ uint16) {
+			if typ != unix.RTM_DELLINK {
+				return
+			}
+			if dels++; dels == 1 && intrude == "into the group" {
+				k.Add(nlbatchtest.Link{Name: "theirs", Kind: "ifb", Group: s.Marks[0]})
+			} else if dels == 1 {
+				k.Add(nlbatchtest.Link{Name: "theirs", Kind: "macvlan", Parent: s.Links[5].Index})
+			}
+		}
+		p, out, err := Delete(context.Background(), target(c), s, DeleteGroup, DeleteOptions{Own: GroupOptions{Window: 4}})
+		if err == nil || !strings.Contains(err.Error(), "window 2 of 3 (4 devices deleted before it)") {
+			t.Errorf("%s: %v", intrude, err)
+		}
+		if p.Deleted != 4 || !out.Settled || len(s.Links) != 6 || !slices.Contains(strings.Fields(kernelNames(k)), "theirs") {
+			t.Errorf("%s: deleted %d, settled %v, %d left recorded; kernel %q", intrude, p.Deleted, out.Settled, len(s.Links), kernelNames(k))
+		}
 	}
 }

@@ -77,9 +77,6 @@ func (r *Report) writeBystander(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if n := idle.SaturatedNote(); n != "" {
-		fmt.Fprintln(w, n)
-	}
 	if idle.Errors > 0 {
 		fmt.Fprintf(w, "bystander errors while idle: %d (first: %s)\n", idle.Errors, idle.FirstError)
 	}

@@ -87,7 +87,27 @@ func together(stages []*stage, p batch.Phase, phase func(*stage) (batch.Phase, e
 		p.Errors = append(p.Errors, q.Errors...)
 	}
 	p.FillRates()
-	return p, errors.Join(errs...)
+	return p, firstOf(errs)
+}
+
+// firstOf is the first of the workers' errors, with how many others
+// failed (64 workers interrupted are one line, not 64).
+func firstOf(errs []error) error {
+	var first error
+	others := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case first == nil:
+			first = err
+		default:
+			others++
+		}
+	}
+	if others > 0 && !errors.Is(first, context.Canceled) {
+		return fmt.Errorf("%w (and %d more namespaces failed)", first, others)
+	}
+	return first
 }
 
 func boolInt(b bool) int {

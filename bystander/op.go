@@ -11,8 +11,8 @@ import (
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/devices"
-	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/vishvananda/netns"
 )
 
 // ErrBad marks a bystander spec that is not valid.
@@ -31,8 +31,8 @@ type op func(ctx context.Context) (interrupted int, err error)
 // link operation creates.
 type env struct {
 	conn *nlbatch.Conn
-	ns   *namespace.Dedicated
-	peer *namespace.Dedicated
+	ns   netns.NsHandle
+	peer netns.NsHandle // netns.None() unless the operation needs one
 	kind *devices.Kind
 }
 
@@ -44,7 +44,11 @@ type spec struct {
 	rate float64
 	// peer: the operation needs a second namespace.
 	peer bool
-	make func(e *env) (op, error)
+	// needsKind: the operation creates devices of env.kind (the link
+	// operation); makes, the kind of devices it creates itself (veth).
+	needsKind bool
+	makes     *devices.Kind
+	make      func(e *env) (op, error)
 }
 
 var ops = map[string]*spec{}
@@ -85,7 +89,7 @@ func Parse(s string) (Config, error) {
 	c := Config{Op: name, Rate: sp.rate}
 	if hasRate {
 		r, err := strconv.ParseFloat(rate, 64)
-		if err != nil || r < 1 || r > MaxRate {
+		if err != nil || !(r >= 1 && r <= MaxRate) { // NaN too
 			return Config{}, devbulk.Mark(ErrBad, "--bystander %q: rate %q out of range: 1..%d operations a second", s, rate, MaxRate)
 		}
 		c.Rate = r

@@ -12,7 +12,7 @@ import (
 // link: create one device and delete it, both under RTNL, as the next
 // container's setup does.
 func init() {
-	register("link", &spec{help: "create and delete one device", rate: 10, make: func(e *env) (op, error) {
+	register("link", &spec{help: "create and delete one device", rate: 10, needsKind: true, make: func(e *env) (op, error) {
 		links, err := e.kind.Plan(devices.Options{Count: 1, Prefix: "byst"})
 		if err != nil {
 			return nil, err

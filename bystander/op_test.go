@@ -6,7 +6,10 @@ import (
 	"testing"
 
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Against the real kernel, in a throwaway namespace: a dump of 3000 links
@@ -18,11 +21,11 @@ func TestDumpCountsInterruptions(t *testing.T) {
 	if err != nil || !devices.Works(sup)["ifb"] {
 		t.Skip("needs ifb and CAP_NET_ADMIN")
 	}
-	e, release, err := newEnv(ops["dump"], devices.Ifb)
+	e, err := newEnv(ops["dump"], devices.Ifb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	defer e.release()
 	links, err := devices.Ifb.Plan(devices.Options{Count: 3000, Prefix: "d"})
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +37,7 @@ func TestDumpCountsInterruptions(t *testing.T) {
 	if _, _, err := e.conn.Execute(context.Background(), reqs, 0); err != nil {
 		t.Fatal(err)
 	}
-	churn, err := nlbatch.Dial(e.ns.NS, nlbatch.Options{})
+	churn, err := nlbatch.Dial(e.ns, nlbatch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +71,8 @@ func TestDumpCountsInterruptions(t *testing.T) {
 
 // Every registered operation runs against the real kernel in its
 // throwaway namespaces, three times in a row (it leaves nothing behind
-// that would make the next fail: EEXIST), and its namespaces go with it.
+// that would make the next fail: EEXIST), and once released nothing holds
+// its namespaces.
 func TestEveryOperationRuns(t *testing.T) {
 	sup, err := devices.Probe(devices.LowerKinds()...)
 	kind := devices.LowerKind(devices.Works(sup))
@@ -77,11 +81,10 @@ func TestEveryOperationRuns(t *testing.T) {
 	}
 	for _, name := range Ops() {
 		t.Run(name, func(t *testing.T) {
-			e, release, err := newEnv(ops[name], kind)
+			e, err := newEnv(ops[name], kind)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer release()
 			do, err := ops[name].make(e)
 			if err != nil {
 				t.Fatal(err)
@@ -94,6 +97,19 @@ func TestEveryOperationRuns(t *testing.T) {
 			links, err := e.conn.Links()
 			if err != nil || len(links) != 1 {
 				t.Errorf("after the operations the namespace holds %d links (%v), want lo alone", len(links), err)
+			}
+			held := map[uint64]bool{}
+			for _, h := range []netns.NsHandle{e.ns, e.peer} {
+				var st unix.Stat_t
+				if h.IsOpen() && unix.Fstat(int(h), &st) == nil {
+					held[st.Ino] = true
+				}
+			}
+			e.release()
+			for ino := range namespace.Discover() {
+				if held[ino] {
+					t.Errorf("netns %d still held after the release", ino)
+				}
 			}
 		})
 	}

@@ -13,14 +13,14 @@ import (
 // namespace (a pod's), up, looked up and addressed; then deleted (its peer
 // goes with it).
 func init() {
-	register("veth", &spec{help: "a pod's veth: peer in another namespace, up, addressed, deleted", rate: 5, peer: true,
+	register("veth", &spec{help: "a pod's veth: peer in another namespace, up, addressed, deleted", rate: 5, peer: true, makes: devices.Veth,
 		make: func(e *env) (op, error) {
 			links, err := devices.Veth.Plan(devices.Options{Count: 1, Prefix: "bystv", Up: true})
 			if err != nil {
 				return nil, err
 			}
 			l := links[0]
-			l.PeerNetns = int(e.peer.NS)
+			l.PeerNetns = int(e.peer)
 			add, del := l.Message(), delByName(l.Name)
 			return func(ctx context.Context) (int, error) {
 				if err := e.conn.Do(ctx, add); err != nil {

@@ -3,15 +3,9 @@ package bystander
 import (
 	"context"
 	"fmt"
-	"slices"
+	"strings"
 	"sync"
 	"time"
-
-	"github.com/devbulk/devbulk"
-
-	"github.com/devbulk/devbulk/devices"
-	"github.com/devbulk/devbulk/namespace"
-	"github.com/devbulk/devbulk/nlbatch"
 )
 
 // sample is one operation: when it was due, sent and answered.
@@ -24,15 +18,16 @@ type sample struct {
 // clock is the time the prober keeps; tests fake it.
 type clock interface {
 	Now() time.Time
-	// SleepUntil waits until t or until ctx ends (false).
-	SleepUntil(ctx context.Context, t time.Time) bool
+	// SleepUntil waits until t (true), or until ctx ends or wake receives
+	// (false).
+	SleepUntil(ctx context.Context, t time.Time, wake <-chan struct{}) bool
 }
 
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
-func (realClock) SleepUntil(ctx context.Context, t time.Time) bool {
+func (realClock) SleepUntil(ctx context.Context, t time.Time, wake <-chan struct{}) bool {
 	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err() == nil
@@ -43,8 +38,9 @@ func (realClock) SleepUntil(ctx context.Context, t time.Time) bool {
 	case <-tm.C:
 		return true
 	case <-ctx.Done():
-		return false
+	case <-wake:
 	}
+	return false
 }
 
 // Prober runs one bystander until Stop.
@@ -54,6 +50,8 @@ type Prober struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
+	// wake cuts the loop's sleep short when Pause is called.
+	wake chan struct{}
 	// release drops the prober's namespaces (and so what it made there).
 	release func()
 
@@ -65,85 +63,13 @@ type Prober struct {
 	cond    *sync.Cond
 	samples []sample
 	stopped bool
-	paused  bool
-}
-
-// Start makes the prober's throwaway namespace (and, for an operation that
-// needs one, a second for peers) and starts issuing operations. The link
-// operation creates the cheapest kind this kernel has (dummy, else ifb,
-// probed) whose module is not one of avoid: the modules the caller may
-// unload, which would take the prober's devices (and refuse to, seeing
-// them). The namespaces are held by file descriptors only: they go with
-// devbulk, even on kill -9.
-func Start(cfg Config, avoid ...string) (*Prober, error) {
-	sp := ops[cfg.Op]
-	if sp == nil {
-		return nil, fmt.Errorf("%w: unknown operation %q", ErrBad, cfg.Op)
-	}
-	kind, err := linkKind(avoid)
-	if err != nil {
-		return nil, err
-	}
-	e, release, err := newEnv(sp, kind)
-	if err != nil {
-		return nil, fmt.Errorf("the bystander's namespace: %w", err)
-	}
-	do, err := sp.make(e)
-	if err != nil {
-		release()
-		return nil, err
-	}
-	p := newProber(cfg, realClock{})
-	p.release = release
-	go p.loop(do)
-	return p, nil
-}
-
-// linkKind is the kind the link operation creates: the first of the lower
-// kinds (dummy, ifb) that this kernel creates and whose module is not one
-// of avoid.
-func linkKind(avoid []string) (*devices.Kind, error) {
-	sup, err := devices.Probe(devices.LowerKinds()...)
-	if err != nil {
-		return nil, fmt.Errorf("the bystander's kind: %w", err)
-	}
-	works := devices.Works(sup)
-	for _, k := range devices.LowerKinds() {
-		if works[k.Name] && !slices.Contains(avoid, k.Module) {
-			return k, nil
-		}
-	}
-	return nil, devbulk.NotSupported("the bystander creates %s, and here none is left that this run does not unload", devices.NamesOf(devices.LowerKinds()))
-}
-
-func newEnv(sp *spec, kind *devices.Kind) (*env, func(), error) {
-	ns, err := namespace.NewDedicated()
-	if err != nil {
-		return nil, nil, err
-	}
-	e := &env{ns: ns, kind: kind}
-	release := func() {
-		ns.Release()
-		if e.peer != nil {
-			e.peer.Release()
-		}
-	}
-	if e.conn, err = nlbatch.Dial(ns.NS, nlbatch.Options{}); err != nil {
-		release()
-		return nil, nil, err
-	}
-	ns.Hold(e.conn)
-	if sp.peer {
-		if e.peer, err = namespace.NewDedicated(); err != nil {
-			release()
-			return nil, nil, err
-		}
-	}
-	return e, release, nil
+	// paused is asked by Pause; parked says the loop has stopped for it
+	// (no operation in flight).
+	paused, parked bool
 }
 
 func newProber(cfg Config, clk clock) *Prober {
-	p := &Prober{cfg: cfg, clk: clk, done: make(chan struct{}), start: clk.Now()}
+	p := &Prober{cfg: cfg, clk: clk, done: make(chan struct{}), wake: make(chan struct{}, 1), start: clk.Now()}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.cond = sync.NewCond(&p.mu)
 	return p
@@ -154,16 +80,15 @@ func newProber(cfg Config, clk clock) *Prober {
 func (p *Prober) loop(do op) {
 	defer close(p.done)
 	ctx, interval, next := p.ctx, p.interval(), p.start
-	for {
-		if p.waitResumed() {
+	for ctx.Err() == nil {
+		if p.park() {
 			next = p.clk.Now() // a new schedule: nothing was due while paused
 		}
-		due := next
-		next = next.Add(interval)
-		if !p.clk.SleepUntil(ctx, due) {
-			break
+		if !p.clk.SleepUntil(ctx, next, p.wake) || p.isPaused() {
+			continue // stopped, or paused meanwhile: park first
 		}
-		s := sample{due: due, sent: p.clk.Now()}
+		s := sample{due: next, sent: p.clk.Now()}
+		next = next.Add(interval)
 		s.interrupted, s.err = do(ctx)
 		s.done = p.clk.Now()
 		p.mu.Lock()
@@ -178,27 +103,50 @@ func (p *Prober) loop(do op) {
 }
 
 // Pause stops issuing operations until Resume: a bench measures the same
-// phases without the prober, to tell what the prober itself costs.
-func (p *Prober) Pause() { p.setPaused(true) }
+// phases without the prober, to tell what the prober itself costs. It
+// returns once no operation is in flight and none will be sent.
+func (p *Prober) Pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.paused = true
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	for !p.parked && !p.stopped {
+		p.cond.Wait()
+	}
+}
 
 // Resume starts issuing again, on a new schedule from now.
-func (p *Prober) Resume() { p.setPaused(false) }
-
-func (p *Prober) setPaused(v bool) {
+func (p *Prober) Resume() {
 	p.mu.Lock()
-	p.paused = v
+	p.paused = false
 	p.cond.Broadcast()
 	p.mu.Unlock()
 }
 
-// waitResumed waits while the prober is paused (until Resume or Stop),
+func (p *Prober) isPaused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused
+}
+
+// park waits while the prober is paused (until Resume or Stop), parked,
 // and reports whether it was.
-func (p *Prober) waitResumed() bool {
+func (p *Prober) park() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	was := p.paused
 	for p.paused && p.ctx.Err() == nil {
+		p.parked = true
+		p.cond.Broadcast()
 		p.cond.Wait()
+	}
+	p.parked = false
+	select { // a wake Pause left behind would cut the next sleep short
+	case <-p.wake:
+	default:
 	}
 	return was
 }
@@ -206,7 +154,7 @@ func (p *Prober) waitResumed() bool {
 // Stop stops the prober and releases its namespaces with what they hold.
 func (p *Prober) Stop() {
 	p.cancel()
-	p.setPaused(false)
+	p.Resume() // wakes a parked loop
 	<-p.done
 	if p.release != nil {
 		p.release()
@@ -217,10 +165,10 @@ func (p *Prober) Stop() {
 // due before to and answered after from. A phase shorter than the
 // prober's interval still holds the operation it kept waiting. Window
 // waits until every operation due before to has been answered, or the
-// prober stopped.
+// prober is paused or stopped.
 func (p *Prober) Window(from, to time.Time) Stats {
 	p.mu.Lock()
-	for !p.stopped && (len(p.samples) == 0 || p.samples[len(p.samples)-1].due.Add(p.interval()).Before(to)) {
+	for !p.stopped && !p.parked && (len(p.samples) == 0 || p.samples[len(p.samples)-1].due.Add(p.interval()).Before(to)) {
 		p.cond.Wait()
 	}
 	var in []sample
@@ -261,7 +209,10 @@ func (p *Prober) IdleFor() time.Duration {
 }
 
 // Baseline is the prober's idle baseline: its operations over IdleFor,
-// while the caller does nothing else. Phases are judged against it.
+// while the caller does nothing else. Phases are judged against it. A
+// prober that cannot keep its rate even then (Stats.Saturated) is refused,
+// with an error matching ErrBad: its figures would be its own backlog, and
+// every window would wait for that backlog.
 func (p *Prober) Baseline(ctx context.Context) (Stats, error) {
 	from := time.Now()
 	select {
@@ -270,7 +221,9 @@ func (p *Prober) Baseline(ctx context.Context) (Stats, error) {
 		return Stats{}, ctx.Err()
 	}
 	st := p.Window(from, time.Now())
-	st.Saturated = st.P50 > p.interval().Nanoseconds()
+	if st.Saturated = st.P50 > p.interval().Nanoseconds(); st.Saturated {
+		return st, fmt.Errorf("%w: %s", ErrBad, strings.TrimSuffix(st.SaturatedNote(), ". "))
+	}
 	return st, nil
 }
 

@@ -28,7 +28,7 @@ func (f *fakeClock) add(d time.Duration) {
 	f.mu.Unlock()
 }
 
-func (f *fakeClock) SleepUntil(ctx context.Context, t time.Time) bool {
+func (f *fakeClock) SleepUntil(ctx context.Context, t time.Time, _ <-chan struct{}) bool {
 	f.mu.Lock()
 	if t.After(f.now) {
 		f.now = t
@@ -118,6 +118,8 @@ func TestParse(t *testing.T) {
 		{"link@0", "", "rate \"0\" out of range: 1..10000"},
 		{"link@10001", "", "out of range: 1..10000"},
 		{"link@fast", "", "out of range"},
+		{"link@NaN", "", "out of range"},
+		{"link@Inf", "", "out of range"},
 	} {
 		c2, err := Parse(c.in)
 		if c.err != "" {
@@ -133,38 +135,39 @@ func TestParse(t *testing.T) {
 }
 
 // While paused nothing is issued, and nothing counts as due: the schedule
-// starts again at Resume.
+// starts again at Resume. Pause returns once the loop is parked, and a
+// Window asked meanwhile does not wait for Resume.
 func TestPauseStartsANewSchedule(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1000, 0)}
 	start := clk.now
 	p := newProber(Config{Op: "getlink", Rate: 10}, clk)
 	n := 0
-	resumed := make(chan struct{})
-	p.loop(func(context.Context) (int, error) {
+	atFifth, goOn := make(chan struct{}), make(chan struct{})
+	go p.loop(func(context.Context) (int, error) {
 		n++
 		switch n {
-		case 5: // at 400 ms: pause; another goroutine resumes 10 s later
-			p.Pause()
-			go func() {
-				for { // until the 5th is recorded: the loop reads the clock no more until resumed
-					p.mu.Lock()
-					recorded := len(p.samples)
-					p.mu.Unlock()
-					if recorded == 5 {
-						break
-					}
-					time.Sleep(time.Millisecond)
-				}
-				clk.add(10 * time.Second)
-				p.Resume()
-				close(resumed)
-			}()
+		case 5: // at 400 ms: held until Pause has been asked
+			close(atFifth)
+			<-goOn
 		case 10:
 			p.cancel()
 		}
 		return 0, nil
 	})
-	<-resumed
+	<-atFifth
+	paused := make(chan struct{})
+	go func() { p.Pause(); close(paused) }()
+	for !p.isPaused() {
+		time.Sleep(time.Millisecond)
+	}
+	close(goOn)
+	<-paused // the loop is parked: nothing in flight
+	if st := p.Window(start, start.Add(time.Hour)); st.Ops != 5 {
+		t.Errorf("while paused, a window holds %d operations, want the 5 done", st.Ops)
+	}
+	clk.add(10 * time.Second)
+	p.Resume()
+	<-p.done
 	st := p.Window(start, start.Add(time.Hour))
 	if st.Ops != 10 || st.Max != 0 {
 		t.Errorf("%d operations, max latency %v: want 10, none late", st.Ops, time.Duration(st.Max))
@@ -172,4 +175,23 @@ func TestPauseStartsANewSchedule(t *testing.T) {
 	if gap := p.samples[5].due.Sub(p.samples[4].due); gap < 10*time.Second {
 		t.Errorf("the 6th was due %v after the 5th: the pause counted as due", gap)
 	}
+}
+
+// A Pause that comes while the loop sleeps toward the next operation cuts
+// the sleep short: that operation is not sent.
+func TestPauseDuringTheSleep(t *testing.T) {
+	p := newProber(Config{Op: "getlink", Rate: 2}, realClock{}) // every 500 ms
+	issued := make(chan time.Time, 10)
+	go p.loop(func(context.Context) (int, error) { issued <- time.Now(); return 0, nil })
+	<-issued // the first, at once
+	time.Sleep(50 * time.Millisecond)
+	p.Pause()
+	select {
+	case <-issued:
+		t.Error("an operation was sent after Pause returned")
+	case <-time.After(time.Second):
+	}
+	p.cancel()
+	p.Resume()
+	<-p.done
 }

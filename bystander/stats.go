@@ -71,7 +71,7 @@ func rank(sorted []int64, pct int) int64 {
 // move), against its idle baseline.
 func Line(idle, during *Stats, what string) string {
 	f := result.FormatNS
-	return idle.SaturatedNote() + fmt.Sprintf("bystander %s/s in a namespace of its own, during %s: %d operations, p50 %s, p99 %s, max %s, longest stall %s (idle: p50 %s, p99 %s, max %s)",
+	return fmt.Sprintf("bystander %s/s in a namespace of its own, during %s: %d operations, p50 %s, p99 %s, max %s, longest stall %s (idle: p50 %s, p99 %s, max %s)",
 		Config{Op: idle.Op, Rate: idle.Rate}, what, during.Ops, f(during.P50), f(during.P99), f(during.Max), f(during.LongestStall),
 		f(idle.P50), f(idle.P99), f(idle.Max))
 }
@@ -82,6 +82,6 @@ func (s *Stats) SaturatedNote() string {
 	if !s.Saturated {
 		return ""
 	}
-	return fmt.Sprintf("warning: the %s bystander cannot keep %g/s even idle (p50 %s): its latencies are its own backlog; give a lower rate. ",
+	return fmt.Sprintf("the %s bystander cannot keep %g/s even idle (p50 %s): its latencies would be its own backlog; give a lower rate. ",
 		s.Op, s.Rate, result.FormatNS(s.P50))
 }

@@ -145,6 +145,9 @@ func BenchLines(r *bench.Report) []Line {
 			if c.Move != nil && p.Name == "delete" { // where the links were moved: not the same work
 				kind += "/move=" + nameValue(c.Move.Strategy)
 			}
+			if c.Namespaces > 0 { // spread over K namespaces at once: not the same work either
+				kind += fmt.Sprintf("/ns=%d", c.Namespaces)
+			}
 			name := fmt.Sprintf("%s/kind=%s/strategy=%s/n=%d", title(p.Name), kind, nameValue(strategy), c.Count)
 			values := []Value{{float64(p.WallNS) / float64(p.Devices), UnitNsPerOp}, {p.DevicesPerSec, UnitDevPerSec}}
 			if p.KernelMem != nil && p.KernelMem.Withheld == "" {

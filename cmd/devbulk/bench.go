@@ -110,14 +110,13 @@ func benchBeside(c *cli.Context, o *bench.Options) error {
 	if len(o.Windows) > 0 && o.Compare {
 		return usagef("--window and --compare iproute2: iproute2 has no windowed group delete")
 	}
-	if err := benchNamespaces(c, o); err != nil {
+	if o.Bystander, err = bystanderOf(c, o.Compare); err != nil {
 		return err
 	}
-	o.Bystander, err = bystanderOf(c, o.Compare)
-	if o.Influence = c.Bool("bystander-influence"); o.Influence && o.Bystander == nil && err == nil {
+	if o.Influence = c.Bool("bystander-influence"); o.Influence && o.Bystander == nil {
 		return usagef("--bystander-influence measures a bystander: give --bystander OP[@RATE]")
 	}
-	return err
+	return benchNamespaces(c, o)
 }
 
 // benchMoves reads --move: the strategies, each once, and what goes with
@@ -218,10 +217,12 @@ func benchNamespaces(c *cli.Context, o *bench.Options) error {
 	switch {
 	case !slices.Contains(o.Namespaces, 1):
 		return usagef("--namespaces %q: include 1, the reference each count is compared with", v)
-	case len(o.Moves) > 0 || o.Compare || len(o.Windows) > 0:
-		return usagef("--namespaces goes with no --move, --compare or --window")
-	case slices.Contains(o.Deletes, batch.DeleteModule):
-		return usagef("--namespaces and the module strategy: one unload takes every namespace's devices")
+	case slices.Max(o.Namespaces) > slices.Min(o.Counts):
+		return usagef("--namespaces %q: %d namespaces for --count %d leaves some empty", v, slices.Max(o.Namespaces), slices.Min(o.Counts))
+	case len(o.Moves) > 0 || o.Compare || len(o.Windows) > 0 || o.Influence || o.TraceRCU || o.Profile:
+		return usagef("--namespaces goes with no --move, --compare, --window, --bystander-influence, --trace-rcu or --profile")
+	case slices.Contains(o.Deletes, batch.DeleteModule) || slices.Contains(o.Deletes, batch.DeleteNetns):
+		return usagef("--namespaces takes the delete strategies that run in each namespace on their own: not module (one unload takes every namespace's devices) or netns (each release waits for the cleanup worker, one after another)")
 	}
 	return nil
 }

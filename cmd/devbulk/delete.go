@@ -80,7 +80,7 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 	if err := checkKindChoice(c); err != nil {
 		return o, err
 	}
-	if o.Own, err = workers(c, o.Strategy == batch.DeleteParallel); err != nil || o.Own != nil {
+	if o.Own, err = workers(c, o.Strategy == batch.DeleteParallel); err != nil {
 		return o, err
 	}
 	w, err := windows(c, o.Strategy == batch.DeleteGroup, false)

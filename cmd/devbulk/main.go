@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/netnsbench"
@@ -185,7 +186,7 @@ func exitCode(ctx context.Context, err error) int {
 	case errors.Is(err, devbulk.ErrNotSupported):
 		return exitUnsupported
 	case errors.Is(err, batch.ErrConflict), errors.Is(err, batch.ErrNotApplicable), errors.Is(err, devices.ErrTooBig), errors.Is(err, namespace.ErrBad), errors.Is(err, runs.ErrUnsafeDir), errors.Is(err, runs.ErrSameNamespace),
-		errors.Is(err, netnsbench.ErrBadPayload):
+		errors.Is(err, netnsbench.ErrBadPayload), errors.Is(err, bystander.ErrBad):
 		return exitUsage
 	}
 	return exitFailed
