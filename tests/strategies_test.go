@@ -21,19 +21,15 @@ import (
 // namespace — plain, in a group of their own, and even moved into the run's
 // group or named with the run's prefix — are all still there.
 func TestDeleteStrategies(t *testing.T) {
-	strategies := []struct {
-		d batch.DeleteStrategy
-		n int // one by one costs ~16 ms per device: keep those runs small
-		// intrude puts test-made devices into the run's group.
-		intrude bool
-	}{
-		{batch.DeleteSerial, 100, true},
-		{batch.DeletePipelined, 100, true},
-		{batch.DeleteParallel, 100, true},
-		{batch.DeleteGroup, 1000, true},
-		{batch.DeleteLower, 1000, true},
-		{batch.DeleteNetns, 1000, false},
-		{batch.DeleteModule, 1000, true},
+	strategies := []strategyRow{
+		{batch.DeleteSerial, nil, 100, true},
+		{batch.DeletePipelined, nil, 100, true},
+		{batch.DeleteParallel, batch.ParallelOptions{Workers: 4}, 100, true},
+		{batch.DeleteGroup, nil, 1000, true},
+		{batch.DeleteGroup, batch.GroupOptions{Window: 300}, 1000, true},
+		{batch.DeleteLower, nil, 1000, true},
+		{batch.DeleteNetns, nil, 1000, false},
+		{batch.DeleteModule, nil, 1000, true},
 	}
 	tried := map[batch.DeleteStrategy]bool{}
 	for _, s := range strategies {
@@ -49,15 +45,35 @@ func TestDeleteStrategies(t *testing.T) {
 			if s.d.Applies(k, true) != nil {
 				continue
 			}
-			t.Run(fmt.Sprintf("%s/%s/%d", k.Name, s.d, s.n), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%s/%d", k.Name, s.label(), s.n), func(t *testing.T) {
 				needKind(t, k.Name)
-				testDelete(t, k, s.d, s.n, s.intrude)
+				testDelete(t, k, s)
 			})
 		}
 	}
 }
 
-func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, intrude bool) {
+// strategyRow is a delete strategy tried on every kind: with its own
+// options, on n devices (one by one costs ~16 ms per device: keep those
+// runs small); intrude puts test-made devices into the run's group.
+type strategyRow struct {
+	d       batch.DeleteStrategy
+	own     batch.Own
+	n       int
+	intrude bool
+}
+
+// label names the row's subtest: the strategy, or a windowed group's
+// group-wW.
+func (s strategyRow) label() string {
+	if g, ok := s.own.(batch.GroupOptions); ok {
+		return g.Label()
+	}
+	return string(s.d)
+}
+
+func testDelete(t *testing.T, k *devices.Kind, row strategyRow) {
+	d, n, intrude := row.d, row.n, row.intrude
 	if d == batch.DeleteModule {
 		needGuest(t)
 		if err := batch.ModuleLoaded(k); err != nil {
@@ -106,8 +122,7 @@ func testDelete(t *testing.T, k *devices.Kind, d batch.DeleteStrategy, n int, in
 		t.Fatal(err)
 	}
 	target := batch.Target{Conn: s.conn, NS: s.ns.NS, Dedicated: s.ns}
-	opts := batch.OwnFor([]batch.Own{batch.ParallelOptions{Workers: 4}}, string(d)) // parallel's, for parallel
-	p, _, err := batch.Delete(context.Background(), target, set, d, batch.DeleteOptions{Own: opts})
+	p, _, err := batch.Delete(context.Background(), target, set, d, batch.DeleteOptions{Own: row.own})
 	if err != nil {
 		t.Fatalf("delete: %v (phase %+v)", err, p)
 	}
