@@ -2,10 +2,11 @@ package bystander
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/internal/result"
 )
 
 // sample is one operation: when it was due, sent and answered.
@@ -210,9 +211,10 @@ func (p *Prober) IdleFor() time.Duration {
 
 // Baseline is the prober's idle baseline: its operations over IdleFor,
 // while the caller does nothing else. Phases are judged against it. A
-// prober that cannot keep its rate even then (Stats.Saturated) is refused,
-// with an error matching ErrBad: its figures would be its own backlog, and
-// every window would wait for that backlog.
+// prober that cannot keep its rate even then (half its operations answered
+// more than an interval after they were due) is refused, with an error
+// matching ErrBad: its figures would be its own backlog, and every window
+// would wait for that backlog.
 func (p *Prober) Baseline(ctx context.Context) (Stats, error) {
 	from := time.Now()
 	select {
@@ -220,11 +222,29 @@ func (p *Prober) Baseline(ctx context.Context) (Stats, error) {
 	case <-ctx.Done():
 		return Stats{}, ctx.Err()
 	}
-	st := p.Window(from, time.Now())
-	if st.Saturated = st.P50 > p.interval().Nanoseconds(); st.Saturated {
-		return st, fmt.Errorf("%w: %s", ErrBad, strings.TrimSuffix(st.SaturatedNote(), ". "))
+	// Judged on what was answered, without waiting for the rest: a
+	// saturated prober's backlog only grows, while one long stall (another
+	// process holding the lock) drains, and Window waits for it.
+	to := time.Now()
+	if st := p.answered(from, to); st.P50 > p.interval().Nanoseconds() {
+		return st, devbulk.Mark(ErrBad, "the %s bystander cannot keep %g/s even idle (p50 %s): its latencies would be its own backlog; give a lower rate",
+			st.Op, st.Rate, result.FormatNS(st.P50))
 	}
-	return st, nil
+	return p.Window(from, to), nil
+}
+
+// answered summarises the operations answered so far that were due in
+// [from, to), without waiting for the rest.
+func (p *Prober) answered(from, to time.Time) Stats {
+	p.mu.Lock()
+	var in []sample
+	for _, s := range p.samples {
+		if !s.due.Before(from) && s.due.Before(to) {
+			in = append(in, s)
+		}
+	}
+	p.mu.Unlock()
+	return summarise(p.cfg, from, in)
 }
 
 // Config is what the prober issues.

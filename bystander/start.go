@@ -29,7 +29,7 @@ func Start(cfg Config, avoid ...string) (*Prober, error) {
 	var err error
 	switch {
 	case sp.makes != nil && slices.Contains(avoid, sp.makes.Module):
-		return nil, fmt.Errorf("%w: the %s bystander makes %s devices, and this run unloads %s, which would take them", ErrBad, cfg.Op, sp.makes.Name, sp.makes.Module)
+		return nil, devbulk.Mark(ErrBad, "the %s bystander makes %s devices, and this run unloads %s, which would take them", cfg.Op, sp.makes.Name, sp.makes.Module)
 	case sp.needsKind:
 		if kind, err = linkKind(avoid); err != nil {
 			return nil, err

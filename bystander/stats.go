@@ -28,12 +28,8 @@ type Stats struct {
 	Interrupted int `json:"dumps_interrupted,omitempty"`
 	// From and To are the window, since the prober's first operation was
 	// due (the time axis of Trace).
-	From int64 `json:"from_ns"`
-	To   int64 `json:"to_ns"`
-	// Saturated (an idle baseline only) says the prober could not keep its
-	// rate with nothing else running: half its operations waited behind
-	// the one before. Its latencies are then its own backlog.
-	Saturated  bool   `json:"saturated,omitempty"`
+	From       int64  `json:"from_ns"`
+	To         int64  `json:"to_ns"`
 	Errors     int    `json:"errors,omitempty"`
 	FirstError string `json:"first_error,omitempty"`
 }
@@ -74,14 +70,4 @@ func Line(idle, during *Stats, what string) string {
 	return fmt.Sprintf("bystander %s/s in a namespace of its own, during %s: %d operations, p50 %s, p99 %s, max %s, longest stall %s (idle: p50 %s, p99 %s, max %s)",
 		Config{Op: idle.Op, Rate: idle.Rate}, what, during.Ops, f(during.P50), f(during.P99), f(during.Max), f(during.LongestStall),
 		f(idle.P50), f(idle.P99), f(idle.Max))
-}
-
-// SaturatedNote warns, for an idle baseline the prober could not keep up
-// with, that its figures are its own backlog ("" otherwise).
-func (s *Stats) SaturatedNote() string {
-	if !s.Saturated {
-		return ""
-	}
-	return fmt.Sprintf("the %s bystander cannot keep %g/s even idle (p50 %s): its latencies would be its own backlog; give a lower rate. ",
-		s.Op, s.Rate, result.FormatNS(s.P50))
 }

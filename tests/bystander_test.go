@@ -68,7 +68,7 @@ func TestBystanderNamespacesGoWithDevbulk(t *testing.T) {
 	needKind(t, "ifb")
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd, stdout := start(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "1000", "--delete", "serial", "--bystander", "veth@50")
+			cmd, stdout := start(t, t.TempDir(), "bench", "--kind", "ifb", "--count", "1000", "--delete", "serial", "--bystander", "veth")
 			var held map[uint64]bool
 			waitFor(t, "three namespaces (the bystander's two, the cycle's)", func() bool {
 				held = netnsOf(cmd.Process.Pid)
