@@ -408,7 +408,7 @@ func TestVMRmmod(t *testing.T) {
 	bin := staticBinary(t, "../cmd/devbulk", false)
 	for _, args := range [][]string{
 		{"rmmod", "--kind", "dummy", "--count", "1000", "--trace-rcu", "--json"},
-		{"rmmod", "--kind", "dummy", "--vlans", "1000", "--up", "--bystander", "link@50", "--json"},
+		{"rmmod", "--kind", "dummy", "--vlans", "1000", "--up", "--bystander", "link@20", "--json"},
 	} {
 		out, _ := bootVM(t, k, bin, args...)
 		var r bench.Report
