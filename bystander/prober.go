@@ -172,14 +172,8 @@ func (p *Prober) Window(from, to time.Time) Stats {
 	for !p.stopped && !p.parked && (len(p.samples) == 0 || p.samples[len(p.samples)-1].due.Add(p.interval()).Before(to)) {
 		p.cond.Wait()
 	}
-	var in []sample
-	for _, s := range p.samples {
-		if !s.done.Before(from) && s.due.Before(to) {
-			in = append(in, s)
-		}
-	}
 	p.mu.Unlock()
-	st := summarise(p.cfg, from, in)
+	st := summarise(p.cfg, from, p.those(func(s sample) bool { return !s.done.Before(from) && s.due.Before(to) }))
 	st.From, st.To = from.Sub(p.start).Nanoseconds(), to.Sub(p.start).Nanoseconds()
 	return st
 }
@@ -236,15 +230,20 @@ func (p *Prober) Baseline(ctx context.Context) (Stats, error) {
 // answered summarises the operations answered so far that were due in
 // [from, to), without waiting for the rest.
 func (p *Prober) answered(from, to time.Time) Stats {
+	return summarise(p.cfg, from, p.those(func(s sample) bool { return !s.due.Before(from) && s.due.Before(to) }))
+}
+
+// those are the operations answered so far that keep accepts.
+func (p *Prober) those(keep func(sample) bool) []sample {
 	p.mu.Lock()
-	var in []sample
+	defer p.mu.Unlock()
+	var out []sample
 	for _, s := range p.samples {
-		if !s.due.Before(from) && s.due.Before(to) {
-			in = append(in, s)
+		if keep(s) {
+			out = append(out, s)
 		}
 	}
-	p.mu.Unlock()
-	return summarise(p.cfg, from, in)
+	return out
 }
 
 // Config is what the prober issues.
