@@ -246,7 +246,4 @@ func (p *Prober) those(keep func(sample) bool) []sample {
 	return out
 }
 
-// Config is what the prober issues.
-func (p *Prober) Config() Config { return p.cfg }
-
 func (p *Prober) interval() time.Duration { return time.Duration(float64(time.Second) / p.cfg.Rate) }
