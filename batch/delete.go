@@ -97,6 +97,9 @@ var ErrForeignDependents = errors.New("devices devbulk did not create depend on 
 // Outcome says what a caller keeping records decides on.
 func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOptions) (Phase, Outcome, error) {
 	p := Phase{Name: "delete", Tool: "devbulk", Strategy: string(d), Devices: len(s.Links)}
+	if l, ok := o.Own.(interface{ Label() string }); ok {
+		p.Strategy = l.Label() // a windowed group delete: "group-w500"
+	}
 	if err := d.Ready(t, s, o); err != nil {
 		return p, Outcome{}, err
 	}
@@ -327,11 +330,17 @@ func (s *Set) refuseDependents(lk lookup, mine []nlbatch.Link, away []dependent,
 	}
 	ours := s.ours(mine, all)
 	foreign := dependentsOf(all, ours, lk.owns)
+	byIndex := make(map[int32]nlbatch.Link, len(mine))
+	for _, m := range mine {
+		byIndex[m.Index] = m
+	}
 	for _, d := range away {
-		if ours[d.on] {
+		if d.foreignTo(ours, byIndex) {
 			foreign = append(foreign, d.name)
 		}
 	}
+	slices.Sort(foreign)
+	foreign = slices.Compact(foreign)
 	if len(foreign) > 0 {
 		return nil, fmt.Errorf("refusing to %s: %w: %s", verb, ErrForeignDependents, nameList(foreign))
 	}

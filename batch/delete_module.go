@@ -52,8 +52,9 @@ func ForeignDevices(k *devices.Kind, s *Set, t Target) ([]string, error) {
 	}
 	kinds := devices.KindsOfModule(k.Module)
 	var foreign []string
+	var away map[int32]int32 // the set's veths here whose peer a move left in another namespace: the peer's ifindex there
 	for _, path := range append([]string{""}, paths...) {
-		links, err := listLinks(dl, path)
+		links, self, err := listLinks(dl, path)
 		if errors.Is(err, ErrNamespaceGone) {
 			continue // gone meanwhile
 		}
@@ -63,10 +64,12 @@ func ForeignDevices(k *devices.Kind, s *Set, t Target) ([]string, error) {
 		var ours map[int32]bool // the set's devices here, and their veth peers, made with them
 		if path == "" {
 			owns := s.owner()
-			ours = s.ours(slices.DeleteFunc(slices.Clone(links), func(l nlbatch.Link) bool { return !owns(l) }), links)
+			mine := slices.DeleteFunc(slices.Clone(links), func(l nlbatch.Link) bool { return !owns(l) })
+			ours, away = s.ours(mine, links), awayPeers(mine)
 		}
 		for _, l := range links {
-			if !slices.Contains(kinds, l.Kind) || (devices.IsFallback(k.Module, l.Name) && l.Flags&unix.IFF_UP == 0) || ours[l.Index] {
+			if !slices.Contains(kinds, l.Kind) || (devices.IsFallback(k.Module, l.Name) && l.Flags&unix.IFF_UP == 0) || ours[l.Index] ||
+				path != "" && l.HasParentNetns && l.ParentNetnsID == self && away[l.Parent] == l.Index {
 				continue
 			}
 			foreign = append(foreign, fmt.Sprintf("%s (netns %s)", l.Name, cmp.Or(path, "of the run")))
@@ -76,13 +79,33 @@ func ForeignDevices(k *devices.Kind, s *Set, t Target) ([]string, error) {
 	return slices.Compact(foreign), nil
 }
 
-func listLinks(dl Dialer, path string) ([]nlbatch.Link, error) {
+// awayPeers maps each veth of mine whose peer is in another namespace to
+// the peer's ifindex there.
+func awayPeers(mine []nlbatch.Link) map[int32]int32 {
+	out := map[int32]int32{}
+	for _, l := range mine {
+		if l.HasParentNetns && l.Parent != 0 && isPeerKind(l.Kind) {
+			out[l.Index] = l.Parent
+		}
+	}
+	return out
+}
+
+// listLinks lists the links of the namespace at path ("" the set's) and,
+// for another one holding links on a device elsewhere, the set's
+// namespace's id there (-1 otherwise).
+func listLinks(dl Dialer, path string) ([]nlbatch.Link, int32, error) {
 	c, err := dl.Dial(path, nlbatch.Options{RcvBuf: 1 << 20})
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	defer c.Close()
-	return c.ScanLinks()
+	links, err := c.ScanLinks()
+	if err != nil || path == "" || !slices.ContainsFunc(links, func(l nlbatch.Link) bool { return l.HasParentNetns }) {
+		return links, -1, err
+	}
+	self, err := c.NetnsID(dl.Self())
+	return links, self, err
 }
 
 // ModuleOptions are the module strategy's own.

@@ -73,6 +73,25 @@ func TestForeignDevicesEverywhere(t *testing.T) {
 	}
 }
 
+// A veth of the set whose peer a move left in another namespace: the
+// peer is the set's there (it names the veth back, in the set's namespace),
+// where a veth of others in the same namespace on the same ifindex
+// elsewhere is not.
+func TestForeignDevicesSparesAPeerLeftBehind(t *testing.T) {
+	k, there := &nlbatchtest.Kernel{}, &nlbatchtest.Kernel{NSIDs: map[uint32]int32{ourFD: 3}}
+	k.Add(nlbatchtest.Link{Name: "lo"})
+	there.Add(nlbatchtest.Link{Name: "lo"})
+	peer := there.Add(nlbatchtest.Link{Name: "dbk0p", Kind: "veth", Parent: 2, LinkNetns: true, LinkNetnsID: 3})
+	v := k.Add(nlbatchtest.Link{Name: "dbk0", Kind: "veth", Group: 7, Parent: peer.Index, LinkNetns: true, LinkNetnsID: 1})
+	there.Add(nlbatchtest.Link{Name: "other", Kind: "veth", Parent: 9, LinkNetns: true, LinkNetnsID: 3})
+	s := &Set{Kind: devices.Veth, Group: 7, Prefix: "dbk", Links: []nlbatch.Link{{Index: v.Index, Name: v.Name, Group: 7}}}
+	fd := &fakeDialer{k: k, others: map[string]*nlbatchtest.Kernel{"/run/netns/a": there}}
+	got, err := ForeignDevices(devices.Veth, s, Target{Conn: nlbatch.NewConn(k, 1<<20, 1<<20), Dialer: fd})
+	if want := []string{"other (netns /run/netns/a)"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("%v, %q; want %q", err, got, want)
+	}
+}
+
 // A strategy's own options given to another strategy are refused before
 // anything is sent.
 func TestOwnOptionsOfAnotherStrategyRefused(t *testing.T) {

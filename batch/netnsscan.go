@@ -4,21 +4,41 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
+	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
-// dependent is a device in another named namespace whose lower device
-// (IFLA_LINK with IFLA_LINK_NETNSID) is ifindex on in the namespace
-// scanned for: a macvlan or vlan made with `link X netns B` goes with X.
+// dependent is a device in another named namespace that goes when
+// ifindex on in the namespace scanned for goes: one whose lower device
+// (IFLA_LINK with IFLA_LINK_NETNSID) is on (a macvlan or vlan made with
+// `link X netns B` goes with X), or one that sits on such a device in its
+// own namespace. A veth whose peer is on (peer) is made with on in one
+// request: the set's own when on is, wherever a move took either end.
 type dependent struct {
-	name string // with its namespace, for messages
-	on   int32
+	name  string // with its namespace, for messages
+	on    int32
+	index int32 // the device's ifindex in its own namespace
+	peer  bool
+}
+
+// foreignTo reports whether d is not the set's but goes with one of ours:
+// a veth peer of one of mine (mine names it back as its own peer, in
+// another namespace) is the set's.
+func (d dependent) foreignTo(ours map[int32]bool, mine map[int32]nlbatch.Link) bool {
+	if !ours[d.on] {
+		return false
+	}
+	m, ok := mine[d.on]
+	return !(d.peer && ok && m.HasParentNetns && m.Parent == d.index)
 }
 
 // dependentsAway lists the devices in other named namespaces that sit on a
-// device of t's namespace: candidates, which refuseDependents keeps where
-// they sit on a device that is still the set's, or a veth peer of one. All
+// device of t's namespace, and what sits on the veths among them there:
+// candidates, which refuseDependents keeps where they go with a device that
+// is still the set's, or a veth peer of one, unless they are the peer a
+// move left behind (dependent.foreignTo). All
 // are taken, not only those on recorded ifindexes: a record keeps no veth
 // peers, and which devices are the set's is known only at the look after
 // this scan. None for a namespace devbulk made for the set, or without a
@@ -72,10 +92,29 @@ func dependentsIn(dl Dialer, path string) ([]dependent, error) {
 		return nil, err
 	}
 	var out []dependent
+	named := func(l nlbatch.Link) string { return fmt.Sprintf("%s (netns %s)", l.Name, filepath.Base(path)) }
 	for _, l := range candidates {
-		if l.ParentNetnsID == id {
-			out = append(out, dependent{name: fmt.Sprintf("%s (netns %s)", l.Name, filepath.Base(path)), on: l.Parent})
+		if l.ParentNetnsID != id {
+			continue
+		}
+		d := dependent{name: named(l), on: l.Parent, index: l.Index, peer: isPeerKind(l.Kind)}
+		out = append(out, d)
+		if !d.peer {
+			continue
+		}
+		// What sits on a peer here goes with it, and so with on.
+		for _, u := range links {
+			if slices.Contains(u.Lowers(), l.Index) {
+				out = append(out, dependent{name: named(u), on: l.Parent, index: u.Index})
+			}
 		}
 	}
 	return out, nil
+}
+
+// isPeerKind reports whether links of kind come in pairs (veth), whose
+// IFLA_LINK names the other end.
+func isPeerKind(kind string) bool {
+	k, err := devices.Lookup(kind)
+	return err == nil && k.Peers
 }

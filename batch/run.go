@@ -144,8 +144,11 @@ func (o CreateOptions) undo(ctx context.Context, c *nlbatch.Conn, set *Set, caus
 		return set, fmt.Errorf("%w; undoing it failed too (devbulk cleanup retries): %w", cause, err)
 	}
 	if errors.Is(cause, context.Canceled) {
-		cause = fmt.Errorf("interrupted: the %d %s links created by then were deleted again (their lower devices too), nothing is left: %w",
-			dp.Deleted, o.Kind.Name, cause)
+		lowers := ""
+		if o.Kind.NeedsLower && len(o.Parents) == 0 {
+			lowers = " (their lower devices too)"
+		}
+		cause = fmt.Errorf("the create: the %d %s links made by then were deleted again%s, nothing is left: %w", dp.Deleted, o.Kind.Name, lowers, cause)
 	}
 	if err := ledger.Forget(); err != nil {
 		return nil, errors.Join(cause, err)

@@ -228,13 +228,46 @@ func (l Leftover) String() string {
 	return fmt.Sprintf("%s (ifindex %d): %s", l.Link.Name, l.Link.Index, l.Why)
 }
 
+// goneWhy is why a recorded device that the kernel no longer has was not
+// deleted by this delete.
+const goneWhy = "gone before devbulk deleted it (deleted, or moved to another namespace, by someone else)"
+
+// Gone reports whether the device was already gone when this delete came
+// to it.
+func (l Leftover) Gone() bool { return l.Why == goneWhy }
+
+// Summarize says what became of left in a few lines: each device, or,
+// where more than three share a reason (an interrupted delete), their
+// count, first and last.
+func Summarize(left []Leftover) []string {
+	byWhy := map[string][]Leftover{}
+	var order []string
+	for _, l := range left {
+		if byWhy[l.Why] == nil {
+			order = append(order, l.Why)
+		}
+		byWhy[l.Why] = append(byWhy[l.Why], l)
+	}
+	var out []string
+	for _, why := range order {
+		if ls := byWhy[why]; len(ls) > 3 {
+			out = append(out, fmt.Sprintf("%d devices (%s .. %s): %s", len(ls), ls[0].Link.Name, ls[len(ls)-1].Link.Name, why))
+			continue
+		}
+		for _, l := range byWhy[why] {
+			out = append(out, l.String())
+		}
+	}
+	return out
+}
+
 // leftover says what became of recorded device rec, found as now (or not,
 // with lookup error err). A device whose ifindex holds neither the recorded
 // name nor one of the run's groups is not the run's any more.
 func (s *Set) leftover(rec, now nlbatch.Link, err error) Leftover {
 	switch {
 	case errors.Is(err, unix.ENODEV):
-		return Leftover{Link: rec, Why: "gone before devbulk deleted it (deleted, or moved to another namespace, by someone else)"}
+		return Leftover{Link: rec, Why: goneWhy}
 	case err != nil:
 		return Leftover{Link: rec, Present: true, Why: fmt.Sprintf("could not be looked up: %v", err)}
 	case now.Name != rec.Name && s.hasGroup(now.Group):

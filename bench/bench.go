@@ -390,7 +390,6 @@ func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error
 	began = time.Now()
 	c.Delete, err = traced(o, func() (batch.Phase, error) {
 		p, _, err := batch.Delete(ctx, t, st.set, d, do)
-		p.Strategy = s.delete.String()
 		return p, err
 	})
 	o.beside(&c.Delete, began)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -429,4 +430,41 @@ func (sc ScenarioSpec) Command() []string {
 		args = append(args, "--bystander", b.Bystander)
 	}
 	return args
+}
+
+// ErrNotComparable marks a baseline a run of the suite could not be
+// compared with: its every benchmark would be reported missing, which a
+// gate would read as a regression.
+var ErrNotComparable = errors.New("not comparable")
+
+// Comparable says, before anything runs, whether what s measures can be
+// compared with base: some of base's benchmarks are among those s
+// measures, and every scenario of base is one s runs (a scenario s lacks
+// would be reported missing).
+func (s *Suite) Comparable(base *Results) error {
+	var common int
+	var lacks []string
+	for _, b := range base.Scenarios {
+		if len(b.Lines) == 0 {
+			continue // skipped or failed when the baseline was saved
+		}
+		sc, _, ok := s.Scenario(b.Name)
+		if !ok {
+			lacks = append(lacks, b.Name)
+			continue
+		}
+		for _, l := range b.Lines {
+			if slices.ContainsFunc(sc.Benchmarks(), func(p string) bool { return strings.HasPrefix(l.Name, p) }) {
+				common++
+				break
+			}
+		}
+	}
+	switch {
+	case common == 0:
+		return fmt.Errorf("%w: the baseline (suite %q) holds no benchmark the suite %q measures", ErrNotComparable, base.Meta.Suite, s.Name)
+	case len(lacks) > 0:
+		return fmt.Errorf("%w: the suite %q has no scenario %s of the baseline (suite %q): each would be reported missing", ErrNotComparable, s.Name, strings.Join(lacks, ", "), base.Meta.Suite)
+	}
+	return nil
 }

@@ -52,8 +52,6 @@ type Report struct {
 	// namespace (ignored: their devices are not deleted; Cleanup moves them
 	// aside); BadElsewhere are those that name another namespace.
 	Bad, BadElsewhere []Bad
-	// Stale are other records whose namespace is gone.
-	Stale []*Record
 	// Unmatched are the runs in this namespace that --prefix or --kind
 	// left out.
 	Unmatched []*Record
@@ -88,14 +86,10 @@ func (s *Store) choose(ns namespace.NS, prefix, kind string) ([]*Record, *Report
 			rep.Bad = append(rep.Bad, b)
 		}
 	}
-	stale := staleness{}
 	var mine []*Record
 	for _, r := range recs {
 		switch {
 		case !r.Touches(ino, cookie):
-			if stale.of(r) {
-				rep.Stale = append(rep.Stale, r)
-			}
 		case (prefix == "" || r.Prefix == prefix) && (kind == "" || strings.EqualFold(r.Kind, kind)):
 			r.face(ino, cookie)
 			mine = append(mine, r)

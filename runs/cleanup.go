@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/devbulk/devbulk"
@@ -127,7 +128,7 @@ func (s *Store) cleanupSide(ctx context.Context, r *Record, recs []*Record) (Cle
 		return Cleaned{What: r.String(), Err: err}, false
 	}
 	defer conn.Close()
-	n, name, in := r.here(), r.String(), "netns "+r.Netns
+	n, name, in, killed := r.here(), r.String(), "netns "+r.Netns, r.State == Deleting
 	if where != r.Netns {
 		in = fmt.Sprintf("netns %s (recorded as %s, found by inode)", where, r.Netns)
 	}
@@ -137,8 +138,17 @@ func (s *Store) cleanupSide(ctx context.Context, r *Record, recs []*Record) (Cle
 		return Cleaned{What: fmt.Sprintf("%s: stale, none of its %s is left in %s: record removed", name, devbulk.Plural(n, "device"), in)}, true
 	}
 	what := fmt.Sprintf("%s: deleted %d of %d %s links in %s", name, p.Deleted, p.Devices, r.Kind, in)
-	if left := describe(p.Left); left != "" {
-		what += "; " + left
+	left := p.Left
+	if killed {
+		// What the killed delete's own requests took before it died is
+		// gone already: say so, not "by someone else", device by device.
+		left = slices.DeleteFunc(slices.Clone(left), batch.Leftover.Gone)
+		if gone := len(p.Left) - len(left); gone > 0 {
+			what += fmt.Sprintf("; the other %d were gone already: the delete killed mid-way (devbulk pid %d) had got that far", gone, r.Owner.PID)
+		}
+	}
+	if lines := batch.Summarize(left); len(lines) > 0 {
+		what += "; " + strings.Join(lines, "; ")
 	}
 	for _, l := range p.Left {
 		if l.RenamedTo != "" {
@@ -153,15 +163,6 @@ func (s *Store) cleanupSide(ctx context.Context, r *Record, recs []*Record) (Cle
 		what += "; not devbulk's, gone during the delete: " + strings.Join(p.Vanished, ", ")
 	}
 	return Cleaned{What: what, Err: err}, removed
-}
-
-// describe says what became of the devices a delete did not remove.
-func describe(left []batch.Leftover) string {
-	var parts []string
-	for _, l := range left {
-		parts = append(parts, l.String())
-	}
-	return strings.Join(parts, "; ")
 }
 
 // SiblingsGone says, in one line, that devices of other devbulk runs went

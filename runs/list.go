@@ -1,6 +1,11 @@
 package runs
 
-import "time"
+import (
+	"slices"
+	"time"
+
+	"github.com/devbulk/devbulk/nlbatch"
+)
 
 // Listed is one run as `devbulk runs` shows it: what its record says, and
 // what is true of it now (its devbulk running, its namespaces there).
@@ -10,10 +15,15 @@ type Listed struct {
 	Group  uint32 `json:"group"`
 	// Devices counts every device the record holds: links on both sides
 	// of an unfinished move, and lower devices.
-	Devices int   `json:"devices"`
-	Netns   Side  `json:"netns"`
-	To      *Side `json:"to,omitempty"` // the other side of an unfinished move
-	State   State `json:"state"`
+	Devices int `json:"devices"`
+	// Found, for a run killed while creating (its record lists only what
+	// the create recorded before), counts the run's devices in its
+	// namespace now: what cleanup will delete. -1: the namespace could
+	// not be looked into (gone, or not found).
+	Found *int  `json:"found,omitempty"`
+	Netns Side  `json:"netns"`
+	To    *Side `json:"to,omitempty"` // the other side of an unfinished move
+	State State `json:"state"`
 	// Abandoned: a killed move that cleanup has begun to delete.
 	Abandoned bool `json:"abandoned,omitempty"`
 	PID       int  `json:"pid"`
@@ -46,10 +56,40 @@ func (s *Store) List() ([]Listed, []Bad, error) {
 			State: r.State, Abandoned: r.Abandoned, PID: r.Owner.PID, Running: r.Owner.Alive(),
 			Created: r.Created, File: s.path(r),
 		}
+		if r.State == Creating && !l.Running {
+			n := found(r)
+			l.Found = &n
+		}
 		if r.To != nil {
 			l.To = &Side{Netns: r.To.Netns, Inode: r.To.Inode, Devices: len(r.To.Links), Gone: st.gone(r.To.Place)}
 		}
 		out = append(out, l)
 	}
 	return out, bad, err
+}
+
+// found counts the devices in r's namespace that are its own by group and
+// name, or -1 when the namespace cannot be looked into.
+func found(r *Record) int {
+	ns, _ := recordedNetns(r.Place)
+	if !ns.IsOpen() {
+		return -1
+	}
+	defer ns.Close()
+	c, err := nlbatch.Dial(ns, nlbatch.Options{RcvBuf: 1 << 20})
+	if err != nil {
+		return -1
+	}
+	defer c.Close()
+	links, err := c.ScanLinks()
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, l := range links {
+		if (l.Group == r.Group || slices.Contains(r.Marks, l.Group)) && r.owns(l.Name) {
+			n++
+		}
+	}
+	return n
 }

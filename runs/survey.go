@@ -3,16 +3,11 @@ package runs
 import "github.com/devbulk/devbulk/namespace"
 
 // Survey reads the store for a command that works beside other runs: the
-// files that are not records, and the records whose namespace is gone.
-func (s *Store) Survey() (bad []Bad, stale []*Record, err error) {
-	recs, bad, err := s.Load()
-	var st staleness
-	for _, r := range recs {
-		if st.of(r) {
-			stale = append(stale, r)
-		}
-	}
-	return bad, stale, err
+// files that are not records. (Records whose namespace is gone are others'
+// business: `devbulk runs` shows them, `devbulk cleanup` prunes them.)
+func (s *Store) Survey() ([]Bad, error) {
+	_, bad, err := s.Load()
+	return bad, err
 }
 
 // staleness tells records whose namespaces are gone: for each, neither its
@@ -20,10 +15,6 @@ func (s *Store) Survey() (bad []Bad, stale []*Record, err error) {
 // mount) is the recorded one. The namespaces held are listed once, when
 // first needed (a walk of /proc: tens of milliseconds on a busy host).
 type staleness struct{ held map[uint64]string }
-
-func (st *staleness) of(r *Record) bool {
-	return st.gone(r.Place) && (r.To == nil || st.gone(r.To.Place))
-}
 
 // gone reports whether namespace p is gone.
 func (st *staleness) gone(p Place) bool {

@@ -80,6 +80,27 @@ func TestCheckEndToEnd(t *testing.T) {
 		}
 	}
 
+	// A baseline from another suite is refused before anything runs (issue
+	// 44, item 2): nothing in common, or a scenario of the baseline the
+	// suite would not measure (reported missing: a false "regressed").
+	for name, other := range map[string]string{
+		"holds no benchmark the suite":    `{"name": "tiny", "scenarios": [{"name": "ifb", "bench": {"kind": "ifb", "count": 7, "delete": ["group"]}}]}`,
+		"has no scenario churn, dummy of": `{"name": "part", "scenarios": [{"name": "ifb", "bench": {"kind": "ifb", "count": 100, "delete": ["group"]}}]}`,
+	} {
+		path := filepath.Join(dir, "other.json")
+		if err := os.WriteFile(path, []byte(other), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if !probe["dummy"] {
+			name = strings.Replace(name, "churn, dummy", "churn", 1) // a skipped scenario holds no benchmark
+		}
+		r := run(t, dir, "check", "--suite", path, "--baseline", base)
+		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, name) ||
+			!strings.Contains(r.stderr, "--baseline "+base+" and --suite "+path) || r.stdout != "" {
+			t.Errorf("check --suite %s against the e2e baseline: exit %d (want 2, one line naming both and %q)\n%s%s", other, r.code, name, r.stdout, r.stderr)
+		}
+	}
+
 	// The verdicts, on the saved results (not a second timed run, which a
 	// noisy machine could make slower): against a baseline four times as
 	// fast, the timed benchmarks regressed; four times as slow, improved.
@@ -159,6 +180,14 @@ func TestCheckBadInput(t *testing.T) {
 		"vm --kernel debian:6.2-rt -- kinds":              `unknown Debian kernel "debian:6.2-rt"`,
 		"vm --kernel debian --modules /tmp -- kinds":      "--modules goes with one --kernel PATH",
 		"plot " + notBase:                                 "not a devbulk result document",
+		// The guest's command is read on the host: no VM boots for it.
+		"vm -- bench --kind dummy --count 0": `the guest's command: --count "0" out of range`,
+		"vm -- frobnicate":                   `the guest's command: unknown command "frobnicate"`,
+		"bench --count 0":                    `--count "0" out of range: without --kind, bench's kind (the first of dummy, ifb this kernel has) takes 1..`,
+		// --explain is words beside the table: with JSON it is refused, not dropped.
+		"bench --kind ifb --json --explain":             "--explain says in words how the table's figures were taken: it goes with the table, not --json",
+		"netns churn --json --explain":                  "it goes with the table, not --json",
+		"bench --kind ifb --format benchstat --explain": "it goes with the table, not --format benchstat",
 	} {
 		r := run(t, dir, strings.Fields(args)...)
 		if r.code != 2 || !strings.Contains(r.stderr, want) {

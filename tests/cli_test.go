@@ -491,6 +491,24 @@ func TestInterruptedDeleteSaysHowFar(t *testing.T) {
 	}
 }
 
+// Cleanup after a one-by-one delete killed with -9 says that the killed
+// delete took what is gone, in one short line, never "by someone else"
+// device by device (issue 44, item 4).
+func TestCleanupAfterKilledDelete(t *testing.T) {
+	needKind(t, "ifb")
+	state := t.TempDir()
+	ns := namedNetns(t)
+	cmd, _ := deleteUnderWay(t, state, ns, 400)
+	cmd.Process.Kill()
+	cmd.Wait()
+	gone := 400 - (len(linkNames(t, ns)) - 1)
+	r := run(t, state, "cleanup")
+	want := regexp.MustCompile(fmt.Sprintf(`^run dbk .*: deleted %d of 400 ifb links in netns %s; the other %d were gone already: the delete killed mid-way \(devbulk pid \d+\) had got that far\n$`, 400-gone, ns, gone))
+	if r.code != 0 || len(linkNames(t, ns)) != 1 || !want.MatchString(r.stdout) {
+		t.Errorf("cleanup after a killed delete: exit %d, %d left; want one line matching %s\n%s%s", r.code, len(linkNames(t, ns))-1, want, r.stdout, r.stderr)
+	}
+}
+
 func TestCleanupAfterKill(t *testing.T) {
 	needKind(t, "ifb")
 	state := t.TempDir()
@@ -502,6 +520,11 @@ func TestCleanupAfterKill(t *testing.T) {
 	n := len(linkNames(t, ns)) - 2
 	if n < 100 {
 		t.Fatal("nothing left behind to clean up")
+	}
+	// Issue 44, item 5: runs counts what a killed create left, not the 0
+	// its record lists.
+	if r := run(t, state, "runs"); r.code != 0 || !regexp.MustCompile(fmt.Sprintf(`(?m)^dbk +ifb +%d found .*creating \(killed\)`, n)).MatchString(r.stdout) {
+		t.Errorf("runs after a killed create of %d: exit %d\n%s%s", n, r.code, r.stdout, r.stderr)
 	}
 	// Issue 22 item 6: it reports the devices it deleted, not "stale, none
 	// of its 0 devices".
@@ -812,5 +835,58 @@ func TestExitCodesFromTheKernel(t *testing.T) {
 	}
 	if recs := records(state); len(recs) != 1 {
 		t.Errorf("records: %v, want the first run's only", recs)
+	}
+}
+
+// A named selection (--prefix, --kind) that matches no run is exit 1 with
+// one line naming what is recorded, and nothing is touched; with
+// --ignore-not-found, exit 0. A namespace with no run at all is nothing to
+// do (exit 0) (issue 44, item 7).
+func TestSelectionMatchingNothing(t *testing.T) {
+	needKind(t, "ifb")
+	state, ns, other := t.TempDir(), namedNetns(t), namedNetns(t)
+	if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "3"); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"delete", "--netns", ns, "--prefix", "nosuch"}, 1},
+		{[]string{"delete", "--netns", ns, "--kind", "veth"}, 1},
+		{[]string{"move", "--netns", ns, "--to", other, "--prefix", "nosuch"}, 1},
+		{[]string{"delete", "--netns", ns, "--kind", "veth", "--ignore-not-found"}, 0},
+		{[]string{"move", "--netns", ns, "--to", other, "--prefix", "nosuch", "--ignore-not-found"}, 0},
+		{[]string{"delete", "--netns", other}, 0},
+	} {
+		r := run(t, state, c.args...)
+		if r.code != c.code || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "no devbulk run") || ours(t, ns) != 3 {
+			t.Errorf("%v: exit %d (want %d), %d of 3 left\n%s%s", c.args, r.code, c.code, ours(t, ns), r.stdout, r.stderr)
+		}
+	}
+}
+
+// A windowed group delete names its window where it reports, as bench
+// names it (group-wW), in words and in JSON (issue 44, item 10).
+func TestDeleteWindowIsReported(t *testing.T) {
+	needKind(t, "ifb")
+	state, ns := t.TempDir(), namedNetns(t)
+	for _, asJSON := range []bool{false, true} {
+		if r := run(t, state, "create", "--netns", ns, "--kind", "ifb", "--count", "300"); r.code != 0 {
+			t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+		}
+		args := []string{"delete", "--netns", ns, "--window", "100"}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		r := run(t, state, args...)
+		var doc struct{ Delete []struct{ Strategy string } }
+		ok := strings.Contains(r.stdout, "deleted 300 of 300 ifb links dbk* by group-w100 in ")
+		if asJSON {
+			ok = json.Unmarshal([]byte(r.stdout), &doc) == nil && len(doc.Delete) == 1 && doc.Delete[0].Strategy == "group-w100"
+		}
+		if r.code != 0 || !ok {
+			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
 	}
 }

@@ -330,3 +330,112 @@ func TestMoveCommandKilledThenDeletedFromBothSides(t *testing.T) {
 		t.Errorf("delete of the rest: exit %d, %d left, records %v\n%s%s", r.code, ours(t, a), records(state), r.stdout, r.stderr)
 	}
 }
+
+// peers is the number of the run's veth peers (dbk<n>p) in ns.
+func peers(t *testing.T, ns string) int {
+	t.Helper()
+	n := 0
+	for name := range linkNames(t, ns) {
+		if rest, ok := strings.CutSuffix(name, "p"); ok && strings.HasPrefix(rest, "dbk") {
+			if _, err := strconv.Atoi(rest[3:]); err == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// A veth moves without its peer, as `ip link set X netns B` does: the peer
+// stays where it was made and is still the run's. Every path finishes the
+// run wherever its ends are (issue 44, item 1): delete in the destination,
+// cleanup --all, a second move on to a third namespace and one back, and a
+// move killed half way; a device of others on a peer left behind stops
+// the delete, naming it.
+func TestMoveVethLeavesItsPeer(t *testing.T) {
+	needKind(t, "veth")
+	needKind(t, "macvlan")
+	moved := func(t *testing.T, state, from, to string, n int) {
+		t.Helper()
+		r := run(t, state, "move", "--netns", from, "--to", to)
+		if r.code != 0 || ours(t, to) != n {
+			t.Fatalf("move %s → %s: exit %d, %d in %s\n%s%s", from, to, r.code, ours(t, to), to, r.stdout, r.stderr)
+		}
+	}
+	made := func(t *testing.T, state, ns string, n int) {
+		t.Helper()
+		if r := run(t, state, "create", "--netns", ns, "--kind", "veth", "--count", strconv.Itoa(n)); r.code != 0 {
+			t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+		}
+	}
+	gone := func(t *testing.T, state string, spaces ...string) {
+		t.Helper()
+		for _, ns := range spaces {
+			if ours(t, ns)+peers(t, ns) != 0 {
+				t.Errorf("left in %s: %d veths, %d peers", ns, ours(t, ns), peers(t, ns))
+			}
+		}
+		if len(records(state)) != 0 {
+			t.Errorf("records left: %v", records(state))
+		}
+	}
+	for _, then := range [][]string{{"delete", "--netns", "B"}, {"cleanup", "--all"}} {
+		t.Run(then[0], func(t *testing.T) {
+			state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+			made(t, state, a, 10)
+			moved(t, state, a, b, 10)
+			if peers(t, a) != 10 || peers(t, b) != 0 {
+				t.Fatalf("peers after the move: %d in %s, %d in %s; want all 10 left in %s", peers(t, a), a, peers(t, b), b, a)
+			}
+			args := slices.Clone(then)
+			if i := slices.Index(args, "B"); i >= 0 {
+				args[i] = b
+			}
+			if r := run(t, state, args...); r.code != 0 {
+				t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+			}
+			gone(t, state, a, b)
+		})
+	}
+	t.Run("moved-on-and-back", func(t *testing.T) {
+		state, a, b, c := t.TempDir(), namedNetns(t), namedNetns(t), namedNetns(t)
+		made(t, state, a, 10)
+		moved(t, state, a, b, 10)
+		moved(t, state, b, c, 10)
+		moved(t, state, c, a, 10)
+		if r := run(t, state, "delete", "--netns", a); r.code != 0 {
+			t.Fatalf("delete: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		gone(t, state, a, b, c)
+	})
+	t.Run("stranger-on-a-peer", func(t *testing.T) {
+		state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+		made(t, state, a, 5)
+		moved(t, state, a, b, 5)
+		ip(t, "-n", a, "link", "add", "stranger", "link", "dbk3p", "type", "macvlan")
+		r := run(t, state, "delete", "--netns", b)
+		if r.code == 0 || !strings.Contains(r.stderr, "stranger") || ours(t, b) != 5 || !linkNames(t, a)["stranger"] {
+			t.Fatalf("delete with a stranger on a peer left behind: exit %d, %d left\n%s%s", r.code, ours(t, b), r.stdout, r.stderr)
+		}
+		ip(t, "-n", a, "link", "del", "stranger")
+		if r := run(t, state, "delete", "--netns", b); r.code != 0 {
+			t.Fatalf("delete: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		gone(t, state, a, b)
+	})
+	t.Run("killed-half-way", func(t *testing.T) {
+		state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+		made(t, state, a, 300)
+		cmd, _ := start(t, state, "move", "--netns", a, "--to", b, "--strategy", "serial")
+		waitFor(t, "dbk20 moved", func() bool { return linkNames(t, b)["dbk20"] })
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		if ours(t, a) == 0 || ours(t, b) == 0 {
+			t.Fatalf("the kill came too late: %d in %s, %d in %s", ours(t, a), a, ours(t, b), b)
+		}
+		moved(t, state, a, b, 300) // the second move takes the rest
+		if r := run(t, state, "cleanup", "--all"); r.code != 0 {
+			t.Fatalf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		gone(t, state, a, b)
+	})
+}

@@ -46,11 +46,36 @@ func commandLine(app *cli.App, args []string) ([]string, error) {
 			i, cmd = i+1, sub
 		}
 	}
+	flags, positional := flagsFirst(cmd, args[i+1:])
+	if err := givenOnce(cmd, flags); err != nil {
+		return nil, err
+	}
 	if passOn[cmd.Name] {
 		return args, nil
 	}
-	flags, positional := flagsFirst(cmd, args[i+1:])
 	return append(append(slices.Clone(args[:i+1]), flags...), positional...), nil
+}
+
+// givenOnce refuses a flag that takes one value given twice (--count 10
+// --count 20): the last would win silently. Flags that take a list
+// (--kernel, --vm-kernel, --results) may repeat.
+func givenOnce(cmd *cli.Command, flags []string) error {
+	seen := map[cli.Flag]string{}
+	for _, a := range flags {
+		f := flagNamed(cmd, a)
+		if f == nil {
+			continue // a flag's value
+		}
+		if m, ok := f.(interface{ IsSliceFlag() bool }); ok && m.IsSliceFlag() {
+			continue
+		}
+		name, _, _ := strings.Cut(a, "=")
+		if first, ok := seen[f]; ok {
+			return usagef("%s --%s given twice%s: it takes one value", cmd.Name, f.Names()[0], optional(" as ", alias(first, name)))
+		}
+		seen[f] = name
+	}
+	return nil
 }
 
 // flagsFirst splits a command's arguments into its flags (with their
@@ -62,6 +87,9 @@ func flagsFirst(cmd *cli.Command, rest []string) (flags, positional []string) {
 			return flags, append(positional, rest[j:]...)
 		}
 		f := flagNamed(cmd, a)
+		if f == nil && passOn[cmd.Name] {
+			return flags, append(positional, rest[j:]...) // the rest is another command line
+		}
 		if f == nil {
 			positional = append(positional, a)
 			continue
@@ -73,6 +101,14 @@ func flagsFirst(cmd *cli.Command, rest []string) (flags, positional []string) {
 		}
 	}
 	return flags, positional
+}
+
+// alias is how a flag given twice was spelled, when not the same way.
+func alias(first, second string) string {
+	if first == second {
+		return ""
+	}
+	return first + " and " + second
 }
 
 func unknown(what, name string, cmds []*cli.Command) error {

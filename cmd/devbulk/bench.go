@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,12 +149,15 @@ func benchMoves(c *cli.Context, o *bench.Options) error {
 // benchCounts reads --count and checks the kind's options at every count,
 // against the limits of the kind (the default kinds share theirs).
 func benchCounts(c *cli.Context, o *bench.Options) error {
-	limits := o.Kind
+	limits, who := o.Kind, ""
 	if limits == nil {
-		limits = devices.LowerKinds()[0]
+		// The kind is the first of these this kernel has (bench.Options.Resolve).
+		kinds := devices.LowerKinds()
+		limits = slices.MinFunc(kinds, func(a, b *devices.Kind) int { return a.MaxCount - b.MaxCount })
+		who = "without --kind, bench's kind (the first of " + devices.NamesOf(kinds) + " this kernel has)"
 	}
 	var err error
-	if o.Counts, err = counts(c.String("count"), limits); err != nil {
+	if o.Counts, err = countsFor(c.String("count"), cmp.Or(who, limits.Name), limits.MaxCount); err != nil {
 		return err
 	}
 	for _, n := range o.Counts {

@@ -34,8 +34,8 @@ func bisectCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "kernels", Usage: "the ordered kernel configurations, first good, last bad, as `LIST`: " + vm.ListForms() +
 				" ('K [ARGS]' as --vm-kernel takes them, # comments); a build holds bzImage (or vmlinuz*) and, for modules, lib/modules/RELEASE"},
-			&cli.StringFlag{Name: "good", Usage: "the last known good Debian kernel `SPEC` (debian:6.1.0-47, or a linux-image-... package)"},
-			&cli.StringFlag{Name: "bad", Usage: "the first known bad Debian kernel `SPEC`, of the same series and flavour"},
+			&cli.StringFlag{Name: "good", Usage: "a known good Debian kernel `SPEC`, where the list starts (debian:6.1.0-47, or a linux-image-... package)"},
+			&cli.StringFlag{Name: "bad", Usage: "a known bad Debian kernel `SPEC`, where the list ends, of the same series and flavour"},
 			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` the scenario comes from (default: devbulk's full suite)"},
 			&cli.StringFlag{Name: "scenario", Usage: "the suite's scenario `NAME` to measure (required when the suite has several)"},
 			&cli.StringFlag{Name: "metric", Usage: "the benchmark that decides: the first whose name starts with `PREFIX` (default: the scenario's first delete, or its netns figure)"},
@@ -95,15 +95,25 @@ type bisectDoc struct {
 	*bisect.Result
 	Scenario string `json:"scenario"`
 	Words    string `json:"words"`
-	LastGood string `json:"last_good_spec,omitempty"`
-	FirstBad string `json:"first_bad_spec,omitempty"`
+	// The answer, only when there is one: the Result's indexes, 0 when
+	// nothing was found, would read as the first kernel.
+	LastGoodAt *int   `json:"last_good,omitempty"`
+	FirstBadAt *int   `json:"first_bad,omitempty"`
+	LastGood   string `json:"last_good_spec,omitempty"`
+	FirstBad   string `json:"first_bad_spec,omitempty"`
+}
+
+func newBisectDoc(r *bisect.Result, scenario string) bisectDoc {
+	doc := bisectDoc{Result: r, Scenario: scenario, Words: r.Words(scenario)}
+	if r.Found {
+		doc.LastGoodAt, doc.FirstBadAt = &r.LastGood, &r.FirstBad
+		doc.LastGood, doc.FirstBad = r.Specs[r.LastGood], r.Specs[r.FirstBad]
+	}
+	return doc
 }
 
 func printBisect(c *cli.Context, b *bisection, r *bisect.Result) error {
-	doc := bisectDoc{Result: r, Scenario: b.scenario.Name, Words: r.Words(b.scenario.Name)}
-	if r.Found {
-		doc.LastGood, doc.FirstBad = r.Specs[r.LastGood], r.Specs[r.FirstBad]
-	}
+	doc := newBisectDoc(r, b.scenario.Name)
 	var err error
 	switch b.format {
 	case "json":

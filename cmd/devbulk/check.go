@@ -212,12 +212,30 @@ func (a *checkArgs) here() error {
 	return nil
 }
 
-// sameSuite refuses a baseline made with a suite of which the one that
-// would run lacks scenarios: each would fail the check as missing. (The
-// quick suite's scenarios are the full suite's: against a quick baseline,
-// a full run's others are new.)
+// sameSuite refuses, before anything runs, a baseline the suite's run
+// could not be compared with (check.Suite.Comparable), naming both.
 func (a *checkArgs) sameSuite(c *cli.Context) error {
-	if a.base == nil || c.String("suite") != "" || len(c.StringSlice("results")) > 0 || a.base.Meta.Suite == a.suite.Name {
+	if a.base == nil || len(c.StringSlice("results")) > 0 {
+		return nil
+	}
+	if err := a.ownSuiteMatches(c); err != nil {
+		return err
+	}
+	if err := a.suite.Comparable(a.base); err != nil {
+		suite := "devbulk's " + a.suite.Name + " suite"
+		if path := c.String("suite"); path != "" {
+			suite = "--suite " + path
+		}
+		return usagef("--baseline %s and %s: %w", c.String("baseline"), suite, err)
+	}
+	return nil
+}
+
+// ownSuiteMatches says how to run the suite of devbulk's that a baseline was
+// made with. (The quick suite's scenarios are the full suite's: against a
+// quick baseline, a full run's others are new.)
+func (a *checkArgs) ownSuiteMatches(c *cli.Context) error {
+	if c.String("suite") != "" || a.base.Meta.Suite == a.suite.Name {
 		return nil
 	}
 	full, own := check.Own(a.base.Meta.Suite)

@@ -72,19 +72,17 @@ func create(c *cli.Context) error {
 	})
 }
 
-// surveyedStore opens the store and warns of its malformed and stale
-// records.
+// surveyedStore opens the store and warns of its malformed records.
 func surveyedStore(c *cli.Context) (*runs.Store, error) {
 	store, err := makeStore()
 	if err != nil {
 		return nil, err
 	}
-	bad, stale, err := store.Survey()
+	bad, err := store.Survey()
 	if err != nil {
 		return nil, err
 	}
 	warnBad(c, bad)
-	warnStale(c, stale)
 	return store, nil
 }
 

@@ -25,7 +25,7 @@ func deleteCommand() *cli.Command {
 		Flags: []cli.Flag{
 			netnsFlag,
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: strategyList(batch.DeleteNetns) + " (auto: group)"},
-			prefixChoice, kindChoice, forceFlag("delete"),
+			prefixChoice, kindChoice, notFoundOK, forceFlag("delete"),
 			&cli.BoolFlag{Name: "forget-renamed", Usage: "drop devices someone else renamed from the record (naming them; they are not deleted), so that the rest of the run can go"},
 			workersFlag, windowFlag, bystanderFlag, jsonFlag, quietFlag,
 		},
@@ -95,6 +95,9 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 var (
 	prefixChoice = &cli.StringFlag{Name: "prefix", Usage: "only the run made with --prefix `P`"}
 	kindChoice   = &cli.StringFlag{Name: "kind", Usage: "only runs of kind `K`"}
+	// notFoundOK lets idempotent scripts name runs that may be gone, as
+	// kubectl delete --ignore-not-found does.
+	notFoundOK = &cli.BoolFlag{Name: "ignore-not-found", Usage: "exit 0 when --prefix or --kind matches no run (by default exit 1: a typo is not a success)"}
 )
 
 func forceFlag(verb string) cli.Flag {
@@ -119,9 +122,11 @@ func printReport(c *cli.Context, rep *runs.Report, key string, print func(*cli.C
 	clearProgress()
 	warnBad(c, rep.BadElsewhere)
 	warnBad(c, rep.Bad)
-	warnStale(c, rep.Stale)
 	if len(rep.Runs) == 0 {
 		printNoneMatched(c, rep.Unmatched)
+		if (c.String("prefix") != "" || c.String("kind") != "") && !c.Bool("ignore-not-found") {
+			return &exitError{exitFailed, errSilent} // a typo is not a success
+		}
 		return nil
 	}
 	if c.Bool("json") {
@@ -176,25 +181,10 @@ func optional(flag, value string) string {
 	return flag + value
 }
 
-// printLeft says what became of the devices a delete did not remove: each
-// one, or, where many share a reason (an interrupted delete), their count.
+// printLeft says what became of the devices a delete did not remove.
 func printLeft(w io.Writer, left []batch.Leftover) {
-	byWhy := map[string][]batch.Leftover{}
-	var order []string
-	for _, l := range left {
-		if byWhy[l.Why] == nil {
-			order = append(order, l.Why)
-		}
-		byWhy[l.Why] = append(byWhy[l.Why], l)
-	}
-	for _, why := range order {
-		if ls := byWhy[why]; len(ls) > 3 {
-			fmt.Fprintf(w, "  left: %d devices (%s .. %s): %s\n", len(ls), ls[0].Link.Name, ls[len(ls)-1].Link.Name, why)
-			continue
-		}
-		for _, l := range byWhy[why] {
-			fmt.Fprintf(w, "  left: %s\n", l)
-		}
+	for _, line := range batch.Summarize(left) {
+		fmt.Fprintf(w, "  left: %s\n", line)
 	}
 }
 

@@ -189,13 +189,6 @@ func warnBad(c *cli.Context, bad []runs.Bad) {
 	}
 }
 
-// warnStale names records whose namespace is gone.
-func warnStale(c *cli.Context, stale []*runs.Record) {
-	for _, r := range stale {
-		fmt.Fprintf(c.App.ErrWriter, "devbulk: stale record: %s: its namespace is gone or replaced (devbulk cleanup prunes it)\n", r)
-	}
-}
-
 // isTerminal reports whether fd is a terminal. A VM guest's outputs are
 // serial ports, terminals that nobody watches.
 func isTerminal(fd int) bool {

@@ -49,17 +49,23 @@ func kindOf(c *cli.Context) (*devices.Kind, error) {
 // counts parses a comma-separated list of counts for kind k: each a whole
 // number in range, none twice.
 func counts(s string, k *devices.Kind) ([]int, error) {
+	return countsFor(s, k.Name, k.MaxCount)
+}
+
+// countsFor parses --count for a kind (who, in messages) that takes up
+// to most links.
+func countsFor(s, who string, most int) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
-		return nil, usagef("--count is required: the number of links, 1..%d for %s", k.MaxCount, k.Name)
+		return nil, usagef("--count is required: the number of links, 1..%d for %s", most, who)
 	}
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		switch {
 		case err != nil:
-			return nil, usagef("--count %q is not a whole number: %s takes 1..%d", f, k.Name, k.MaxCount)
-		case n <= 0 || n > k.MaxCount:
-			return nil, usagef("--count %q out of range: %s takes 1..%d", f, k.Name, k.MaxCount)
+			return nil, usagef("--count %q is not a whole number: %s takes 1..%d", f, who, most)
+		case n <= 0 || n > most:
+			return nil, usagef("--count %q out of range: %s takes 1..%d", f, who, most)
 		case slices.Contains(out, n):
 			return nil, usagef("--count %s gives %d twice", s, n)
 		}

@@ -50,6 +50,38 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
+// Every flag of every command that takes one value, given twice, is a
+// usage error naming it, before the command runs (issue 44, item 6); a
+// flag that takes a list may repeat.
+func TestFlagGivenTwiceRefused(t *testing.T) {
+	app := newApp()
+	var each func(path []string, cmds []*cli.Command)
+	each = func(path []string, cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			p := append(slices.Clone(path), cmd.Name)
+			each(p, cmd.Subcommands)
+			for _, f := range cmd.Flags {
+				name := "--" + f.Names()[0]
+				give := []string{name, "x"}
+				if _, isBool := f.(*cli.BoolFlag); isBool {
+					give = give[:1]
+				}
+				args := append(append(append([]string{"devbulk"}, p...), give...), give...)
+				_, err := commandLine(app, args)
+				var ee *exitError
+				if m, ok := f.(interface{ IsSliceFlag() bool }); ok && m.IsSliceFlag() {
+					if err != nil {
+						t.Errorf("%q: %v; a list flag may repeat", args, err)
+					}
+				} else if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), name+" given twice") {
+					t.Errorf("%q: %v; want a usage error naming %s", args, err, name)
+				}
+			}
+		}
+	}
+	each(nil, app.Commands)
+}
+
 // One place maps errors to exit codes: usage 2, unsupported 4, failures 1,
 // interrupted 130.
 func TestExitCodes(t *testing.T) {

@@ -24,7 +24,7 @@ func moveCommand() *cli.Command {
 			netnsFlag,
 			&cli.StringFlag{Name: "to", Usage: "the namespace to move them into: a `NAME`, a path or \"current\", as for --netns"},
 			&cli.StringFlag{Name: "strategy", Value: string(batch.MovePipelined), Usage: "how the requests reach the kernel: " + moveList()},
-			prefixChoice, kindChoice, forceFlag("move"), workersFlag, bystanderFlag, jsonFlag, quietFlag,
+			prefixChoice, kindChoice, notFoundOK, forceFlag("move"), workersFlag, bystanderFlag, jsonFlag, quietFlag,
 		},
 		Action: moveAction,
 	}

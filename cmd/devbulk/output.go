@@ -139,6 +139,13 @@ func (o *outputs) create(c *cli.Context) error {
 	if err := checkStateDir(); err != nil {
 		return err
 	}
+	if f := c.String("format"); c.Bool("explain") && (c.Bool("json") || f != "" && f != "table") {
+		other := "--json"
+		if !c.Bool("json") {
+			other = "--format " + f
+		}
+		return usagef("--explain says in words how the table's figures were taken: it goes with the table, not %s (docs/method.md describes the document's fields)", other)
+	}
 	if c.String("svg") != "" {
 		if _, err := plotter(); err != nil {
 			return fmt.Errorf("--svg: %w", err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -64,7 +65,7 @@ func printRuns(w io.Writer, list []runs.Listed, now time.Time) error {
 			state += " (killed)"
 			killed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", l.Prefix, l.Kind, l.Devices, l.Group, where(l), state, devbulkOf(l), age(l.Created, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", l.Prefix, l.Kind, devicesOf(l), l.Group, where(l), state, devbulkOf(l), age(l.Created, now))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -72,7 +73,21 @@ func printRuns(w io.Writer, list []runs.Listed, now time.Time) error {
 	if killed > 0 {
 		fmt.Fprintf(w, "%d run(s) whose devbulk was killed mid-way: `devbulk cleanup` finishes them\n", killed)
 	}
+	if n := stale(list); n > 0 {
+		fmt.Fprintf(w, "%d stale record(s): their namespace is gone, and their devices with it: `devbulk cleanup` prunes them\n", n)
+	}
 	return nil
+}
+
+// stale counts the runs whose every namespace is gone.
+func stale(list []runs.Listed) int {
+	n := 0
+	for _, l := range list {
+		if l.Netns.Gone && (l.To == nil || l.To.Gone) {
+			n++
+		}
+	}
+	return n
 }
 
 // where names a run's namespace; both while a move is under way (or was
@@ -91,6 +106,18 @@ func where(l runs.Listed) string {
 		return side(l.Netns) + " -> " + side(*l.To)
 	}
 	return fmt.Sprintf("%s (%d) + %s (%d)", side(l.Netns), l.Netns.Devices, side(*l.To), l.To.Devices)
+}
+
+// devicesOf is the run's device count: what its record holds, or, for a
+// run killed while creating, what is in its namespace now.
+func devicesOf(l runs.Listed) string {
+	switch {
+	case l.Found == nil:
+		return strconv.Itoa(l.Devices)
+	case *l.Found < 0:
+		return "unknown"
+	}
+	return fmt.Sprintf("%d found", *l.Found)
 }
 
 func devbulkOf(l runs.Listed) string {

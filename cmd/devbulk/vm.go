@@ -81,6 +81,9 @@ func vmConfigOf(c *cli.Context) (vm.Config, []*vm.Kernel, error) {
 	if c.Args().Len() == 0 {
 		return cfg, nil, usagef("devbulk vm needs the devbulk command to run in the guest, after --: devbulk vm -- bench --kind dummy")
 	}
+	if err := checkGuestArgs(c.Context, c.Args().Slice()); err != nil {
+		return cfg, nil, err
+	}
 	if n := c.Int("cpus"); n < 1 || n > 64 {
 		return cfg, nil, usagef("--cpus %d out of range: 1..64", n)
 	}
