@@ -2,20 +2,29 @@ package bystander
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/nlbatch/nlbatchtest"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
-// Against the real kernel, in a throwaway namespace: a dump of 3000 links
+// Against the real kernel, in a throwaway namespace: dumps of 3000 links
 // (many receive buffers) while another socket adds and deletes a device
-// there is flagged NLM_F_DUMP_INTR, and the dump operation counts it and
-// retries until a consistent answer.
+// there as fast as it can. How many attempts the kernel flags
+// NLM_F_DUMP_INTR depends on how fast this machine runs the churn beside
+// the dump (loaded, every attempt of a dump can be), so only what holds at
+// any speed is asserted: every dump is either whole (no error, fewer than
+// nlbatch.MaxDumpAttempts interruptions) or reported inconsistent
+// (nlbatch.ErrDumpInconsistent, each of its attempts counted); at least one
+// interruption is seen and counted; once the churn stops, a dump is whole
+// at once. Budget: 30 dumps, then on until one was interrupted, 60 s in all.
 func TestDumpCountsInterruptions(t *testing.T) {
 	sup, err := devices.Probe(devices.Ifb)
 	if err != nil || !devices.Works(sup)["ifb"] {
@@ -53,20 +62,59 @@ func TestDumpCountsInterruptions(t *testing.T) {
 		}
 	})
 	do, _ := ops["dump"].make(e)
-	interrupted := 0
-	for i := 0; i < 30; i++ {
-		n, err := do(ctx)
-		if err != nil {
-			t.Errorf("dump %d: %v", i, err)
+	const dumps, budget = 30, 60 * time.Second
+	deadline := time.Now().Add(budget)
+	var interrupted, whole, inconsistent int
+	for i := 0; i < dumps || interrupted == 0 && time.Now().Before(deadline); i++ {
+		n, err := do(context.Background())
+		switch {
+		case err == nil && n < nlbatch.MaxDumpAttempts:
+			whole++
+		case errors.Is(err, nlbatch.ErrDumpInconsistent) && n == nlbatch.MaxDumpAttempts:
+			inconsistent++
+		default:
+			t.Errorf("dump %d: %d interruptions counted, error %v: want a whole dump (fewer than %d) or every one of %d attempts counted and reported",
+				i, n, err, nlbatch.MaxDumpAttempts, nlbatch.MaxDumpAttempts)
 		}
 		interrupted += n
 	}
 	stop()
 	wg.Wait()
+	t.Logf("%d interruptions counted; %d dumps whole, %d interrupted on every attempt", interrupted, whole, inconsistent)
 	if interrupted == 0 {
-		t.Error("no dump of 3000 links was interrupted while a device came and went")
+		t.Errorf("no dump of 3000 links was counted interrupted while a device came and went (%d dumps, %s budget)", whole+inconsistent, budget)
 	}
-	t.Logf("%d dumps interrupted", interrupted)
+	if n, err := do(context.Background()); n != 0 || err != nil {
+		t.Errorf("with nothing changing, a dump counted %d interruptions, error %v", n, err)
+	}
+}
+
+// The dump operation's count without a kernel's timing: a dump the kernel
+// flags on its first attempts counts them and is whole; one flagged on
+// every attempt counts every one and says so.
+func TestDumpOpCountsEveryFlaggedAttempt(t *testing.T) {
+	for _, tc := range []struct {
+		flagged, want int
+		err           error
+	}{{0, 0, nil}, {2, 2, nil}, {nlbatch.MaxDumpAttempts, nlbatch.MaxDumpAttempts, nlbatch.ErrDumpInconsistent}} {
+		attempt := 0
+		k := &nlbatchtest.Kernel{Capacity: 100}
+		k.Answer = func(seq uint32, _ []byte) (unix.Errno, string, [][]byte) {
+			attempt++
+			var flags uint16 = unix.NLM_F_MULTI
+			if attempt <= tc.flagged {
+				flags |= unix.NLM_F_DUMP_INTR
+			}
+			return 0, "", [][]byte{nlbatchtest.Message(unix.NLMSG_DONE, flags, seq, make([]byte, 4))}
+		}
+		do, err := ops["dump"].make(&env{conn: nlbatch.NewConn(k, 1<<20, 1<<20), ns: netns.None(), peer: netns.None()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := do(context.Background()); n != tc.want || !errors.Is(err, tc.err) {
+			t.Errorf("flagged %d times: counted %d, error %v; want %d, %v", tc.flagged, n, err, tc.want, tc.err)
+		}
+	}
 }
 
 // Every registered operation runs against the real kernel in its

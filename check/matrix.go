@@ -151,12 +151,25 @@ func (r *Results) merge(more *Results) *Results {
 			r.Scenarios = append(r.Scenarios, sc)
 			continue
 		}
+		// A scenario one boot ran and another skipped (a boot that did
+		// not come up: vm.ErrNoBoot) counts as run, with that boot's
+		// repetitions missing: say so, or its samples are silently short.
+		lost := ""
+		switch ranBefore, ranNow := len(mine.Lines) > 0, len(sc.Lines) > 0; {
+		case ranNow && !ranBefore && mine.Skip != "":
+			lost = mine.Skip
+		case ranBefore && !ranNow && sc.Skip != "":
+			lost = sc.Skip
+		}
 		mine.Lines = append(mine.Lines, sc.Lines...)
 		switch {
 		case len(mine.Lines) > 0:
 			mine.Skip = "" // it ran in some boot
 		case sc.Skip != "":
 			mine.Skip = sc.Skip
+		}
+		if lost != "" && mine.Error == "" {
+			mine.Error = "a boot's repetitions are missing, it was skipped: " + lost
 		}
 		if sc.Error != "" && mine.Error == "" {
 			mine.Error = sc.Error

@@ -152,6 +152,20 @@ func TestResultsMerge(t *testing.T) {
 	}
 }
 
+// A boot that did not come up (Run's SkipUnbootable: each scenario
+// skipped) while another boot of the configuration ran: its samples are
+// short, and the scenario says why instead of passing as run.
+func TestResultsMergeLostBoot(t *testing.T) {
+	noBoot := "VM on debian: the guest kernel did not boot to devbulk; its console ends: ..."
+	ran := func() *Results { return results("6.1.0", Scenario{Name: "dummy", Lines: lines(group, 300, 310, 305)}) }
+	lost := func() *Results { return results("", Scenario{Name: "dummy", Skip: noBoot}) }
+	for name, m := range map[string]*Results{"lost second": ran().merge(lost()), "lost first": lost().merge(ran())} {
+		if d := m.scenario("dummy"); len(d.Lines) != 3 || d.Skip != "" || !strings.Contains(d.Error, noBoot) {
+			t.Errorf("%s: %d lines, skip %q, error %q; want 3 lines and the lost boot's reason as the error", name, len(d.Lines), d.Skip, d.Error)
+		}
+	}
+}
+
 // Runs made elsewhere make a matrix: each column named by its label, else
 // its kernel; a run that could run nothing is a skipped column; the table
 // says the runs were read back, not booted here.

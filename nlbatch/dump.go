@@ -7,9 +7,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxDumpAttempts bounds the retries of a dump the kernel keeps flagging as
-// inconsistent because the table changes under it.
-const maxDumpAttempts = 10
+// MaxDumpAttempts bounds the attempts at a dump the kernel keeps flagging
+// as inconsistent because the table changes under it.
+const MaxDumpAttempts = 10
 
 // ErrDumpInconsistent is returned when every attempt at a dump came back
 // flagged NLM_F_DUMP_INTR.
@@ -21,7 +21,7 @@ var ErrDumpInconsistent = errors.New("netlink dump interrupted by concurrent cha
 // the last, consistent attempt count. msg points into the Conn's buffer: copy
 // what you keep, and do not use the Conn from each.
 func (c *Conn) Dump(req []byte, restart func(), each func(msg []byte) error) error {
-	for attempt := 0; attempt < maxDumpAttempts; attempt++ {
+	for attempt := 0; attempt < MaxDumpAttempts; attempt++ {
 		restart()
 		intr, err := c.dumpOnce(req, each)
 		if err != nil {
