@@ -248,3 +248,32 @@ type hostError struct{ *fake }
 func (hostError) Measure(context.Context, string, time.Duration) (map[string][]float64, error) {
 	return nil, fmt.Errorf("no space left: disk full")
 }
+
+// A list of commits: the bad end with the first bad one reverted is
+// measured beside the last good kernel and the bad end, alternating; a
+// revert that brings the good figures back restores, one that does not
+// (the culprit was elsewhere) says so.
+func TestRevertConfirmsTheCulprit(t *testing.T) {
+	for _, restores := range []bool{true, false} {
+		f, specs := planted(6, 3)
+		f.ms["k5+revert:k3"] = 17
+		if !restores {
+			f.ms["k5+revert:k3"] = 57
+		}
+		o := Options{Specs: specs, Metric: "Delete/", ThresholdPct: 25, Revert: func(bad string) string { return "k5+revert:" + bad }}
+		r, err := Run(context.Background(), f, o)
+		if err != nil || r.Revert == nil || r.Revert.Restores != restores || r.Revert.Spec != "k5+revert:k3" {
+			t.Fatalf("restores %v: %+v, %v", restores, r.Revert, err)
+		}
+		if n := strings.Count(strings.Join(f.boots, " "), "k5+revert:k3"); n != 2 {
+			t.Errorf("the revert booted %d times, want 2 (alternating with both ends)", n)
+		}
+		want := "the bad end with it reverted restores the good figures"
+		if !restores {
+			want = "the bad end with it reverted does NOT restore the good figures"
+		}
+		if !strings.Contains(r.Words("dummy-serial"), want) {
+			t.Errorf("restores %v: words %q", restores, r.Words("dummy-serial"))
+		}
+	}
+}

@@ -41,6 +41,7 @@ func (r *Result) Words(scenario string) string {
 	default:
 		s += "; NOT confirmed: measured again, the two differ by " + r.Confirmation.String()
 	}
+	s += r.revertWords()
 	if len(r.Between) > 0 {
 		var names []string
 		for _, k := range r.Between {

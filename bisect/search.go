@@ -36,6 +36,11 @@ type Options struct {
 	// (default 3); ConfirmBoots each of the answer's two kernels again,
 	// alternating (default 2).
 	EndBoots, StepBoots, MaxBoots, ConfirmBoots int
+	// Revert, when set, names the bad end with the first bad kernel's
+	// change reverted (a list of commits: the commit), measured after the
+	// confirmation beside the last good kernel and the bad end
+	// (RevertCheck); "" when there is nothing to revert.
+	Revert func(firstBad string) string
 	// Progress, when set, receives a line before each boot.
 	Progress func(string)
 	// Log, when set, holds boots measured before (a bisection resumed) and
@@ -80,8 +85,11 @@ type Result struct {
 	Samples map[int]map[string][]float64 `json:"samples"`
 	// Confirm holds the confirmation's own samples of the two kernels.
 	Confirm map[int]map[string][]float64 `json:"confirm_samples,omitempty"`
-	Boots   int                          `json:"boots"`
-	WallNS  int64                        `json:"wall_ns"`
+	// Revert is the first bad commit reverted on the bad end, measured
+	// (Options.Revert).
+	Revert *RevertCheck `json:"revert,omitempty"`
+	Boots  int          `json:"boots"`
+	WallNS int64        `json:"wall_ns"`
 }
 
 // Step is one kernel the search decided on.
@@ -144,7 +152,10 @@ func (b *bisection) run(ctx context.Context) error {
 	if err := b.search(ctx); err != nil || !b.r.Found {
 		return err
 	}
-	return b.confirm(ctx)
+	if err := b.confirm(ctx); err != nil {
+		return err
+	}
+	return b.revert(ctx)
 }
 
 func endName(k int) string {
@@ -273,7 +284,7 @@ func (b *bisection) confirm(ctx context.Context) error {
 // boot measures kernel k once (or takes the boot the log holds), adding
 // its samples to into.
 func (b *bisection) boot(ctx context.Context, phase string, k int, into map[int]map[string][]float64) error {
-	spec := b.o.Specs[k]
+	spec := b.spec(k)
 	rec, ok := b.o.Log.next(phase, spec)
 	if !ok {
 		if b.o.Progress != nil {
@@ -323,6 +334,9 @@ func (b *bisection) progress(phase, spec string) string {
 		steps := math.Ceil(math.Log2(float64(len(b.o.Specs) - 1)))
 		per := time.Since(b.start) / time.Duration(b.r.Boots)
 		total := 2*b.o.EndBoots + int(steps)*b.o.StepBoots + 2*b.o.ConfirmBoots
+		if b.o.Revert != nil {
+			total += 3 * b.o.ConfirmBoots
+		}
 		left = fmt.Sprintf(", about %s left", (per * time.Duration(max(total-b.r.Boots, 1))).Round(time.Second))
 	}
 	if phase == "step" {

@@ -24,10 +24,12 @@ apt-get update -qq
 # lava-dispatcher and cpio: LAVA's own lava-run runs the jobs devbulk lava job
 # writes, as a fleet's worker would (cpio: LAVA repacks the ramdisk with its
 # test overlay). xz-utils and zstd: devbulk decompresses .ko.xz and .ko.zst
-# modules with them (Debian's 6.12 modules are .ko.xz).
+# modules with them (Debian's 6.12 modules are .ko.xz). make, flex, bison,
+# bc, libelf-dev, libssl-dev and git: the source-tree tests build a kernel
+# from linux-source-6.1 (kbuild.Toolchain says what a build needs).
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	iproute2 qemu-system-x86 busybox-static gcc libc6-dev bsdutils linux-source-6.1 python3 ipvsadm \
-	lava-dispatcher cpio xz-utils zstd >/dev/null
+	lava-dispatcher cpio xz-utils zstd make flex bison bc libelf-dev libssl-dev git >/dev/null
 # The kernel's own tools, from the same tree: the KTAP parser, and the
 # kselftest runner (run_kselftest.sh, kselftest/runner.sh) that runs
 # kselftest/devbulk_check.sh as fleets (KernelCI, LKFT) would.
@@ -74,7 +76,7 @@ fuzz ./charts FuzzFromDocument 50000x
 # reason tests/expected-skips does not name.
 events=$(mktemp /tmp/devbulk-tests-XXXXXX.json)
 status=0
-go run gotest.tools/gotestsum@v1.13.0 --format testname --jsonfile "$events" -- -race -tags root -count=1 -timeout 30m ./... || status=$?
+go run gotest.tools/gotestsum@v1.13.0 --format testname --jsonfile "$events" -- -race -tags root -count=1 -timeout 75m ./... || status=$?
 go run ./tests/summary -expected tests/expected-skips "$events" || status=1
 rm -f "$events"
 exit $status

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/devbulk/devbulk/internal/child"
+	"github.com/devbulk/devbulk/kbuild"
 )
 
 // Kernel is a kernel configuration: a bootable image, its modules, and
@@ -109,12 +110,21 @@ func (e badSpec) Unwrap() error      { return e.error }
 // an image, PATH[:MODULES_DIR]; ARGS are added to the guest's kernel
 // command line. Debian kernels are fetched into cacheDir (DebianKernel).
 func Find(spec, cacheDir string) (*Kernel, error) {
+	return FindBuilding(context.Background(), spec, cacheDir, nil)
+}
+
+// FindBuilding is Find that builds a kernel from source (src:..., see
+// package kbuild) when the spec names one, telling progress how the build
+// goes; ctx stops the build.
+func FindBuilding(ctx context.Context, spec, cacheDir string, progress func(string)) (*Kernel, error) {
 	name, args, err := checkSpec(spec)
 	if err != nil {
 		return nil, err
 	}
 	var k *Kernel
-	if debianName(name) {
+	if kbuild.IsSource(name) {
+		k, err = sourceKernel(ctx, name, progress)
+	} else if debianName(name) {
 		var image string
 		if image, err = DebianImage(name); err == nil {
 			k, err = DebianKernel(cacheDir, image)
@@ -136,7 +146,7 @@ func Find(spec, cacheDir string) (*Kernel, error) {
 // knows, a package's name, or a kernel image on disk (and its modules).
 func Check(spec string) error {
 	name, _, err := checkSpec(spec)
-	if err != nil || debianName(name) {
+	if err != nil || debianName(name) || kbuild.IsSource(name) {
 		return err
 	}
 	image, modules, _ := strings.Cut(name, ":")
@@ -158,6 +168,12 @@ func checkSpec(spec string) (name, args string, err error) {
 		return "", "", badSpec{errors.New("empty kernel specification")}
 	}
 	name, args = fields[0], strings.Join(fields[1:], " ")
+	if kbuild.IsSource(name) {
+		if _, err := kbuild.Parse(name); err != nil {
+			return "", "", badSpec{err}
+		}
+		return name, args, nil
+	}
 	if debianName(name) {
 		if _, point := debianPoint(name); !point && debianNames[name] == "" && !strings.HasPrefix(name, "linux-image-") {
 			return "", "", badSpec{fmt.Errorf("unknown Debian kernel %q: valid are debian, debian:6.1, debian:6.12, debian:6.1-rt, debian:6.12-rt, a point release (debian:6.1.0-47, debian:6.12.117), or a package name (linux-image-...)", name)}
@@ -281,6 +297,22 @@ func locate(root string) (*Kernel, error) {
 		return nil, fmt.Errorf("no single boot/vmlinuz-* and lib/modules/* under %s", root)
 	}
 	return &Kernel{Vmlinuz: images[0], Modules: mods[0], Release: filepath.Base(mods[0])}, nil
+}
+
+// sourceKernel builds the kernel a src: spec names (or finds it built).
+func sourceKernel(ctx context.Context, name string, progress func(string)) (*Kernel, error) {
+	s, err := kbuild.Parse(name)
+	if err != nil {
+		return nil, badSpec{err}
+	}
+	b, err := kbuild.Build(ctx, s, kbuild.Options{Progress: progress})
+	if errors.Is(err, kbuild.ErrBad) {
+		return nil, badSpec{err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Kernel{Vmlinuz: b.Image, Modules: b.Modules, Release: b.Release, Package: "src-" + b.Tree[:12] + "-" + b.Config}, nil // the tree and config built, in every result document
 }
 
 // LocalKernel describes a kernel of your own: an image (arch/x86/boot/bzImage)

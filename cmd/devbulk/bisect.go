@@ -16,6 +16,7 @@ import (
 
 	"github.com/devbulk/devbulk/bisect"
 	"github.com/devbulk/devbulk/check"
+	"github.com/devbulk/devbulk/kbuild"
 	"github.com/devbulk/devbulk/vm"
 )
 
@@ -34,8 +35,8 @@ func bisectCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "kernels", Usage: "the ordered kernel configurations, first good, last bad, as `LIST`: " + vm.ListForms() +
 				" ('K [ARGS]' as --vm-kernel takes them, # comments); a build holds bzImage (or vmlinuz*) and, for modules, lib/modules/RELEASE"},
-			&cli.StringFlag{Name: "good", Usage: "a known good Debian kernel `SPEC`, where the list starts (debian:6.1.0-47, or a linux-image-... package)"},
-			&cli.StringFlag{Name: "bad", Usage: "a known bad Debian kernel `SPEC`, where the list ends, of the same series and flavour"},
+			&cli.StringFlag{Name: "good", Usage: "a known good kernel `SPEC`, where the list starts: a Debian kernel (debian:6.1.0-47, or a linux-image-... package), or a source at a revision (src:~/linux@v6.1.190: the commits up to --bad, each built)"},
+			&cli.StringFlag{Name: "bad", Usage: "a known bad kernel `SPEC`, where the list ends: a Debian kernel of the same series and flavour, or the same source at a later revision (src:~/linux@v6.1.192)"},
 			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` the scenario comes from (default: devbulk's full suite)"},
 			&cli.StringFlag{Name: "scenario", Usage: "the suite's scenario `NAME` to measure (required when the suite has several)"},
 			&cli.StringFlag{Name: "metric", Usage: "the benchmark that decides: the first whose name starts with `PREFIX` (default: the scenario's first delete, or its netns figure)"},
@@ -76,7 +77,7 @@ func runBisect(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "devbulk: resuming the bisection logged in %s: %d boots measured\n", b.log, n)
 	}
 	b.opts.Progress = progress(c)
-	r, runErr := bisect.Run(c.Context, &vmMeasurer{scenario: b.scenario}, b.opts)
+	r, runErr := bisect.Run(c.Context, &vmMeasurer{c: c, scenario: b.scenario}, b.opts)
 	if r == nil {
 		return runErr
 	}
@@ -101,6 +102,9 @@ type bisectDoc struct {
 	FirstBadAt *int   `json:"first_bad,omitempty"`
 	LastGood   string `json:"last_good_spec,omitempty"`
 	FirstBad   string `json:"first_bad_spec,omitempty"`
+	// FirstBadCommit names the first bad commit of a source's history:
+	// its id, subject and author.
+	FirstBadCommit string `json:"first_bad_commit,omitempty"`
 }
 
 func newBisectDoc(r *bisect.Result, scenario string) bisectDoc {
@@ -108,6 +112,7 @@ func newBisectDoc(r *bisect.Result, scenario string) bisectDoc {
 	if r.Found {
 		doc.LastGoodAt, doc.FirstBadAt = &r.LastGood, &r.FirstBad
 		doc.LastGood, doc.FirstBad = r.Specs[r.LastGood], r.Specs[r.FirstBad]
+		doc.FirstBadCommit = kbuild.DescribeSpec(context.Background(), doc.FirstBad)
 	}
 	return doc
 }
@@ -121,6 +126,9 @@ func printBisect(c *cli.Context, b *bisection, r *bisect.Result) error {
 	case "ktap":
 		err = r.WriteKTAP(c.App.Writer, b.scenario.Name)
 	default:
+		if doc.FirstBadCommit != "" {
+			fmt.Fprintf(c.App.Writer, "first bad commit: %s\n", doc.FirstBadCommit)
+		}
 		err = r.WriteReport(c.App.Writer, b.scenario.Name, reproduce(b, r))
 	}
 	return firstSaying(err, writeSVG(c, doc))
@@ -148,6 +156,9 @@ func bisectionOf(c *cli.Context) (*bisection, error) {
 		return nil, err
 	}
 	b := &bisection{opts: bisect.Options{Specs: specs, Metric: c.String("metric")}}
+	if kbuild.IsSource(specs[0]) { // commits: the culprit is confirmed by its revert
+		b.opts.Revert = func(firstBad string) string { return kbuild.RevertOn(specs[len(specs)-1], firstBad) }
+	}
 	if b.format, err = outputFormat(c, "table", "json", "ktap"); err != nil {
 		return nil, err
 	}
@@ -252,11 +263,20 @@ func bisectLog(c *cli.Context, b *bisection) (string, error) {
 	return filepath.Join(dir, "devbulk", "bisect", bisect.Key(b.opts.Specs, b.scenario, b.opts.Metric)+".json"), nil
 }
 
-// vmMeasurer boots a kernel in devbulk's VM and measures one scenario.
-type vmMeasurer struct{ scenario check.ScenarioSpec }
+// vmMeasurer boots a kernel in devbulk's VM (building it first, for a
+// kernel from source) and measures one scenario.
+type vmMeasurer struct {
+	c        *cli.Context
+	scenario check.ScenarioSpec
+}
 
 func (m *vmMeasurer) Measure(ctx context.Context, spec string, timeout time.Duration) (map[string][]float64, error) {
-	k, err := findKernel(spec)
+	k, err := findKernel(m.c, spec)
+	if errors.Is(err, kbuild.ErrBuild) || errors.Is(err, kbuild.ErrStep) {
+		// A commit that does not build, or on which a patch or revert
+		// does not apply: git bisect's "cannot test", a skip.
+		return nil, fmt.Errorf("%w: %v", bisect.ErrNoBoot, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", spec, err) // this machine's (apt, disk), not the kernel's: not a skip
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/check"
+	"github.com/devbulk/devbulk/kbuild"
 	"github.com/devbulk/devbulk/lava"
 	"github.com/devbulk/devbulk/vm"
 )
@@ -189,12 +190,12 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	if len(a.kernels) > 0 {
 		return a, nil
 	}
-	return a, a.here()
+	return a, a.here(c)
 }
 
 // here prepares a run on this kernel: its payloads probed, and the VM its
 // guest-only scenarios need, or why there is none.
-func (a *checkArgs) here() error {
+func (a *checkArgs) here(c *cli.Context) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func (a *checkArgs) here() error {
 		var err error
 		if !a.vm {
 			a.opts.VMUnavailable = "a vm scenario: --vm boots a VM for it"
-		} else if a.opts.VM, err = checkVM("debian"); err != nil {
+		} else if a.opts.VM, err = checkVM(c, "debian"); err != nil {
 			return fmt.Errorf("--vm: %w", err) // asked for: no qemu is exit 4, not a skip
 		}
 	}
@@ -274,7 +275,7 @@ func (a *checkArgs) readKernels(c *cli.Context) error {
 		return usagef("--svg draws the comparison: give --baseline FILE or several --vm-kernel")
 	}
 	for _, spec := range specs {
-		k, err := checkVM(spec)
+		k, err := checkVM(c, spec)
 		if err != nil {
 			return fmt.Errorf("--vm-kernel %s: %w", spec, err)
 		}
@@ -316,6 +317,8 @@ func gitBisectExit(c *cli.Context, err error) error {
 	switch {
 	case !c.Bool("bisect"), err == nil, errors.Is(err, context.Canceled):
 		return err
+	case errors.Is(err, kbuild.ErrStep):
+		return &exitError{125, err} // this commit cannot take the patch or revert: skip it
 	case errors.As(err, &ee) && ee.code == exitUsage, errors.Is(err, vm.ErrNoQemu):
 		return &exitError{128, err} // every commit would fail alike: git stops
 	case errors.As(err, &ee) && ee.err == errSilent:
@@ -462,14 +465,14 @@ func readResults(c *cli.Context, flag string) (*check.Results, error) {
 
 // checkVM finds the VM kernel for spec (see vm.Find): an error that says
 // qemu is missing (exit 4), or that the kernel is not there (exit 2).
-func checkVM(spec string) (*vm.Kernel, error) {
+func checkVM(c *cli.Context, spec string) (*vm.Kernel, error) {
 	if err := vm.Check(spec); err != nil { // a bad spec is said before a missing qemu
 		return nil, usage(err)
 	}
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		return nil, vm.ErrNoQemu
 	}
-	return findKernel(spec)
+	return findKernel(c, spec)
 }
 
 func saveResults(path string, r *check.Results) error {

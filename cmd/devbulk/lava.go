@@ -72,7 +72,7 @@ func lavaJob(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	k, err := findKernel(c.String("kernel"))
+	k, err := findKernel(c, c.String("kernel"))
 	if err != nil {
 		return fmt.Errorf("--kernel %s: %w", c.String("kernel"), err)
 	}

@@ -181,7 +181,7 @@ func vmKernels(c *cli.Context) ([]*vm.Kernel, error) {
 	}
 	var kernels []*vm.Kernel
 	for _, spec := range specs {
-		k, err := findKernel(spec)
+		k, err := findKernel(c, spec)
 		if err != nil {
 			return nil, fmt.Errorf("--kernel %s: %w", spec, err)
 		}
@@ -205,15 +205,16 @@ func vmKernels(c *cli.Context) ([]*vm.Kernel, error) {
 // errSilent is an exit status whose message was already printed (by the guest).
 var errSilent = errors.New("")
 
-// findKernel finds the kernel configuration spec names (vm.Find): a spec
-// that names nothing is a usage error (exit 2); a kernel that could not be
-// fetched is not.
-func findKernel(spec string) (*vm.Kernel, error) {
+// findKernel finds the kernel configuration spec names (vm.Find), building
+// one from source with progress on a terminal: a spec that names nothing
+// is a usage error (exit 2); a kernel that could not be fetched or built
+// is not.
+func findKernel(c *cli.Context, spec string) (*vm.Kernel, error) {
 	dir, err := vm.DefaultCache()
 	if err != nil {
 		return nil, err
 	}
-	k, err := vm.Find(spec, dir)
+	k, err := vm.FindBuilding(c.Context, spec, dir, progress(c))
 	if errors.Is(err, vm.ErrBadSpec) {
 		return nil, usage(err)
 	}

@@ -1,0 +1,285 @@
+package kbuild
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk"
+)
+
+// ErrBuild marks a kernel that did not build (make failed): at a
+// bisection's step, a commit that cannot be tested.
+var ErrBuild = errors.New("the kernel did not build")
+
+// Options are where and how kernels are built.
+type Options struct {
+	// Dir is the cache: devbulk's repositories and work trees, the build
+	// directories and the kernels built (DefaultDir).
+	Dir string
+	// Jobs is make's -j (0: the CPUs there are).
+	Jobs int
+	// Progress, when set, hears the build's stage and elapsed time, at
+	// most every ten seconds.
+	Progress func(string)
+}
+
+// Kernel is a kernel built from source, ready to boot.
+type Kernel struct {
+	Image   string // bzImage
+	Modules string // lib/modules/RELEASE
+	Release string
+	// Tree is the source's identity: git's tree hash, patches and
+	// reverts applied.
+	Tree string
+	// Config is the hash of the config inputs (base and fragments).
+	Config string
+	// Log is the build's log (make's output).
+	Log string
+	// Cached says nothing was built: the same source and config were.
+	Cached bool
+	// Took is the build's wall time (0 when cached).
+	Took time.Duration
+}
+
+// DefaultDir is ~/.cache/devbulk/kbuild.
+func DefaultDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Join(dir, "devbulk", "kbuild")
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// Build builds the kernel s names (or finds it built): its source
+// prepared in devbulk's work tree, configured, made out of tree, its
+// modules installed beside its image in the cache.
+func Build(ctx context.Context, s *Spec, o Options) (*Kernel, error) {
+	if err := Toolchain(); err != nil {
+		return nil, err
+	}
+	if o.Dir == "" {
+		var err error
+		if o.Dir, err = DefaultDir(); err != nil {
+			return nil, err
+		}
+	}
+	key, err := configKey(s)
+	if err != nil {
+		return nil, err
+	}
+	// One devbulk at a time in a source's work tree and build directory.
+	unlock, err := lock(ctx, filepath.Join(o.Dir, "lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	src, err := prepare(ctx, o.Dir, s)
+	if err != nil {
+		return nil, err
+	}
+	out := filepath.Join(o.Dir, "kernels", src.tree[:12]+"-"+key)
+	if k, err := built(out); err == nil {
+		k.Tree, k.Config, k.Cached = src.tree, key, true
+		return k, nil
+	}
+	build := filepath.Join(o.Dir, "build", src.id+"-"+key)
+	begun := time.Now()
+	if err := configure(ctx, src.work, build, s); err != nil {
+		return nil, err
+	}
+	log := filepath.Join(build, "build.log")
+	if err := compile(ctx, src.work, build, log, o); err != nil {
+		return nil, err
+	}
+	if err := install(ctx, src.work, build, out, s); err != nil {
+		return nil, err
+	}
+	k, err := built(out)
+	if err != nil {
+		return nil, err
+	}
+	k.Tree, k.Config, k.Took = src.tree, key, time.Since(begun)
+	return k, nil
+}
+
+// built is the kernel installed at out, if it is whole.
+func built(out string) (*Kernel, error) {
+	mods, _ := filepath.Glob(filepath.Join(out, "lib", "modules", "*"))
+	image := filepath.Join(out, "bzImage")
+	if _, err := os.Stat(image); err != nil || len(mods) != 1 {
+		return nil, errors.New("not built")
+	}
+	return &Kernel{Image: image, Modules: mods[0], Release: filepath.Base(mods[0]), Log: filepath.Join(out, "build.log")}, nil
+}
+
+// compile runs make bzImage modules, its output in log; a failure carries
+// the log's tail.
+func compile(ctx context.Context, srcDir, build, log string, o Options) error {
+	f, err := os.Create(log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	jobs := o.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	cmd := exec.CommandContext(ctx, "make", "-C", srcDir, "O="+build, "-j"+strconv.Itoa(jobs), "bzImage", "modules")
+	// Its own process group, killed whole on Ctrl-C (the compilers too)
+	// and when devbulk dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return unix.Kill(-cmd.Process.Pid, unix.SIGKILL) }
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	var last atomic.Value
+	last.Store("")
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			fmt.Fprintln(f, sc.Text())
+			if t := strings.TrimSpace(sc.Text()); t != "" {
+				last.Store(t)
+			}
+		}
+	}()
+	stop := tell(o.Progress, func(elapsed time.Duration) string {
+		return fmt.Sprintf("building the kernel: %s, at %s", elapsed.Round(time.Second), last.Load())
+	})
+	err = cmd.Run()
+	pw.Close()
+	stop()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("%w (%v); the end of %s:\n%s", ErrBuild, err, log, tail(log, 15))
+	}
+	return nil
+}
+
+// install puts the image, the modules, the config and the log in out,
+// whole or not at all.
+func install(ctx context.Context, srcDir, build, out string, s *Spec) error {
+	part := out + ".part"
+	os.RemoveAll(part)
+	if _, err := makeIn(ctx, srcDir, build, "-s", "modules_install", "INSTALL_MOD_PATH="+part, "INSTALL_MOD_STRIP=1", "DEPMOD=/bin/true"); err != nil {
+		return err
+	}
+	for _, c := range [][2]string{{"arch/x86/boot/bzImage", "bzImage"}, {".config", "config"}, {"build.log", "build.log"}} {
+		b, err := os.ReadFile(filepath.Join(build, c[0]))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(part, c[1]), b, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(part, "spec"), []byte(s.String()+"\n"), 0o644); err != nil {
+		return err
+	}
+	// The build and source links modules_install leaves point into the
+	// cache's build directory: not part of the kernel.
+	mods, _ := filepath.Glob(filepath.Join(part, "lib", "modules", "*"))
+	for _, m := range mods {
+		os.Remove(filepath.Join(m, "build"))
+		os.Remove(filepath.Join(m, "source"))
+	}
+	os.RemoveAll(out)
+	return os.Rename(part, out)
+}
+
+// tell calls say every ten seconds with the time since it started, until
+// stop is called.
+func tell(say func(string), line func(time.Duration) string) (stop func()) {
+	if say == nil {
+		return func() {}
+	}
+	begun, done := time.Now(), make(chan struct{})
+	go func() {
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				say(line(time.Since(begun)))
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// tail is the last n lines of a file.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// lock takes the cache's lock (flock), waiting for another devbulk's build.
+func lock(ctx context.Context, path string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// Toolchain says what building a kernel needs that this machine lacks, as
+// Debian's packages (exit 4).
+func Toolchain() error {
+	var missing []string
+	for _, t := range []struct{ file, pkg string }{
+		{"gcc", "gcc"}, {"make", "make"}, {"flex", "flex"}, {"bison", "bison"}, {"bc", "bc"}, {"git", "git"}, {"perl", "perl"},
+		{"/usr/include/gelf.h", "libelf-dev"}, {"/usr/include/openssl/opensslv.h", "libssl-dev"},
+	} {
+		if strings.HasPrefix(t.file, "/") {
+			if _, err := os.Stat(t.file); err != nil {
+				missing = append(missing, t.pkg)
+			}
+		} else if _, err := exec.LookPath(t.file); err != nil {
+			missing = append(missing, t.pkg)
+		}
+	}
+	if len(missing) > 0 {
+		return devbulk.NotSupported("building a kernel needs %s: apt-get install %s", strings.Join(missing, ", "), strings.Join(missing, " "))
+	}
+	return nil
+}

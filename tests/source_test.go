@@ -1,0 +1,256 @@
+package tests
+
+// Kernels from source (issue 48): a throwaway git history of Debian's
+// linux-source-6.1 (apt, installed by tests/run-all.sh) with a planted
+// change, built by devbulk from the tree and booted; bisected to the
+// planted commit by devbulk bisect (confirmed by its revert) and by git
+// bisect run devbulk check --bisect; bad input refused before anything is
+// built. One cold build serves them all: the history lives at a fixed
+// place in the user cache, so devbulk's build directory for it is reused,
+// and every later build is incremental.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/devbulk/devbulk/kbuild"
+)
+
+// debianSource is the source apt's linux-source-6.1 installs.
+const debianSource = "/usr/src/linux-source-6.1.tar.xz"
+
+// xfrmFini is the function whose one synchronize_rcu() (6.1.192's "xfrm:
+// Wait for RCU readers during policy netns exit") the history plants: a
+// netns drain of 200 namespaces 11× slower with it.
+const (
+	xfrmFile = "net/xfrm/xfrm_policy.c"
+	xfrmLine = "\tsynchronize_rcu();\n"
+	xfrmNext = "\n\tWARN_ON(!list_empty(&net->xfrm.policy_all));"
+)
+
+// churnSuite measures the drain after a churn of 200 namespaces.
+const churnSuite = `{"name": "src", "scenarios": [
+  {"name": "churn", "repeat": 3, "netns": {"scenario": "churn", "workers": 2, "per_worker": 100}}]}`
+
+var history struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// sourceHistory is the test's kernel tree, a git repository of Debian's
+// linux-source-6.1 with four commits, tagged: pristine (as Debian ships
+// it, the synchronize_rcu in xfrm_policy_fini), good (the line removed),
+// harmless (a comment added elsewhere), planted (the line back).
+func sourceHistory(t *testing.T) string {
+	t.Helper()
+	needVM(t)
+	if _, err := os.Stat(debianSource); err != nil {
+		t.Skip("Debian's linux-source-6.1 is not installed (tests/run-all.sh installs it): no kernel source to build")
+	}
+	if err := kbuild.Toolchain(); err != nil {
+		t.Skipf("no kernel toolchain (tests/run-all.sh installs it): %v", err)
+	}
+	history.once.Do(func() { history.dir, history.err = makeHistory() })
+	if history.err != nil {
+		t.Fatal(history.err)
+	}
+	return history.dir
+}
+
+func makeHistory() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "devbulk-tests", "linux-6.1")
+	if exec.Command("git", "-C", dir, "rev-parse", "--verify", "--quiet", "planted").Run() == nil {
+		return dir, nil
+	}
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	steps := [][]string{
+		{"tar", "-xJf", debianSource, "-C", dir, "--strip-components=1"},
+		{"git", "init", "-q"},
+		{"git", "add", "-f", "-A"},
+		{"git", "commit", "-q", "-m", "linux-source-6.1 as Debian ships it"},
+		{"git", "tag", "pristine"},
+	}
+	if err := runAll(dir, steps); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, xfrmFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(string(b), xfrmLine+xfrmNext) {
+		return "", fmt.Errorf("%s of %s has no synchronize_rcu() before the policy_all check: another version than the history plants into", xfrmFile, debianSource)
+	}
+	edit := func(file, from, to, msg, tag string) error {
+		b, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(strings.Replace(string(b), from, to, 1)), 0o644); err != nil {
+			return err
+		}
+		return runAll(dir, [][]string{{"git", "commit", "-q", "-a", "-m", msg}, {"git", "tag", tag}})
+	}
+	if err := edit(xfrmFile, xfrmLine+xfrmNext, xfrmNext, "xfrm: no synchronize_rcu in xfrm_policy_fini", "good"); err != nil {
+		return "", err
+	}
+	if err := edit("net/core/dev.c", "#include <linux/uaccess.h>\n", "#include <linux/uaccess.h>\n/* harmless */\n", "net: a harmless comment", "harmless"); err != nil {
+		return "", err
+	}
+	return dir, edit(xfrmFile, xfrmNext, xfrmLine+xfrmNext, "xfrm: Wait for RCU readers during policy netns exit (planted)", "planted")
+}
+
+func runAll(dir string, steps [][]string) error {
+	for _, s := range steps {
+		cmd := exec.Command(s[0], s[1:]...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=devbulk-tests", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=devbulk-tests", "GIT_COMMITTER_EMAIL=t@localhost")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return &exec.ExitError{ProcessState: cmd.ProcessState, Stderr: append([]byte(strings.Join(s, " ")+": "), out...)}
+		}
+	}
+	return nil
+}
+
+// untouched fails the test when devbulk wrote into the tree: its status
+// (ignored files included) is clean and HEAD is where it was.
+func untouched(t *testing.T, tree, head string) {
+	t.Helper()
+	out, err := exec.Command("git", "-C", tree, "status", "--porcelain", "--ignored").CombinedOutput()
+	now, _ := exec.Command("git", "-C", tree, "rev-parse", "HEAD").Output()
+	if err != nil || len(out) > 0 || strings.TrimSpace(string(now)) != head {
+		t.Errorf("the user's tree changed: %v, status %q, HEAD %s (was %s)", err, out, now, head)
+	}
+}
+
+func headOf(t *testing.T, tree string) string {
+	out, err := exec.Command("git", "-C", tree, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Built with devbulk's default config and booted, a bench runs on the
+// focus kinds there (the module strategy included); asked again, the same
+// source and config rebuild nothing; the tree is as it was.
+func TestVMSourceKernelBoots(t *testing.T) {
+	tree := sourceHistory(t)
+	head := headOf(t, tree)
+	spec := "src:" + tree + "@planted"
+	dir := t.TempDir()
+	r := run(t, dir, "vm", "--kernel", spec, "--", "bench", "--kind", "dummy", "--count", "100", "--delete", "group,module", "--repeat", "1", "--json")
+	var rep struct {
+		Kernel string `json:"kernel"`
+		Runs   []struct{ Deletes []struct{ Strategy string } }
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || !strings.Contains(r.stderr, spec) {
+		t.Fatalf("vm --kernel %s -- bench: exit %d\n%s%s", spec, r.code, r.stdout, r.stderr)
+	}
+	m := regexp.MustCompile(`\((/[^ )]+/bzImage)\)`).FindStringSubmatch(r.stderr) // devbulk vm says which image it boots
+	if m == nil {
+		t.Fatalf("no image named in %q", r.stderr)
+	}
+	k := m[1]
+	before, _ := os.Stat(k)
+	if r := run(t, dir, "vm", "--kernel", spec, "--", "kinds"); r.code != 0 || !strings.Contains(r.stdout, "dummy") {
+		t.Fatalf("the second boot: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if after, err := os.Stat(k); err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the cached kernel %s was built again (%v)", k, err)
+	}
+	untouched(t, tree, head)
+}
+
+// devbulk bisect over the commits good..planted names the planted commit
+// (its id, subject and author), confirms it, and its revert on the bad end
+// restores the good drain; the tree is as it was.
+func TestVMSourceBisect(t *testing.T) {
+	tree := sourceHistory(t)
+	head := headOf(t, tree)
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "suite.json")
+	os.WriteFile(suite, []byte(churnSuite), 0o644)
+	r := run(t, dir, "bisect", "--good", "src:"+tree+"@good", "--bad", "src:"+tree+"@planted", "--suite", suite,
+		"--metric", "NetnsChurnDrain", "--repeat", "3", "--log", filepath.Join(dir, "log.json"), "--json")
+	var doc struct {
+		Found, Confirmed bool
+		FirstBadCommit   string `json:"first_bad_commit"`
+		Revert           *struct{ Restores bool }
+		Words            string
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &doc) != nil {
+		t.Fatalf("bisect: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !doc.Found || !doc.Confirmed || !strings.Contains(doc.FirstBadCommit, "xfrm: Wait for RCU readers during policy netns exit (planted) (devbulk-tests") ||
+		doc.Revert == nil || !doc.Revert.Restores {
+		t.Errorf("bisect: %s\nfirst bad commit %q, revert %+v", doc.Words, doc.FirstBadCommit, doc.Revert)
+	}
+	untouched(t, tree, head)
+}
+
+// git bisect run devbulk check --bisect, in the tree, each step built from
+// the tree as git checked it out (src:.), names the planted commit.
+func TestVMSourceGitBisectRun(t *testing.T) {
+	tree := sourceHistory(t)
+	dir := t.TempDir()
+	suite, base := filepath.Join(dir, "suite.json"), filepath.Join(dir, "base.json")
+	os.WriteFile(suite, []byte(churnSuite), 0o644)
+	if r := run(t, dir, "check", "--suite", suite, "--vm-kernel", "src:"+tree+"@good", "--save", base, "--quiet"); r.code != 0 {
+		t.Fatalf("baseline: exit %d\n%s", r.code, r.stderr)
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", tree}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git("bisect", "start", "planted", "good")
+	defer git("bisect", "reset", "-q")
+	out := git("bisect", "run", "env", "DEVBULK_STATE_DIR="+dir, binary(t), "check", "--bisect", "--quiet", "--suite", suite, "--baseline", base, "--vm-kernel", "src:.")
+	if !strings.Contains(out, "(planted)") || !strings.Contains(out, "is the first bad commit") {
+		t.Errorf("git bisect run:\n%s", out)
+	}
+}
+
+// Bad input is exit 2, one line, before anything is built or booted, and
+// the tree is as it was: not a kernel source, a revision that does not
+// exist, a patch that does not apply, a fragment's option this kernel
+// does not have.
+func TestSourceBadInput(t *testing.T) {
+	tree := sourceHistory(t)
+	head := headOf(t, tree)
+	dir := t.TempDir()
+	patch, frag := filepath.Join(dir, "no.patch"), filepath.Join(dir, "bad.config")
+	os.WriteFile(patch, []byte("--- a/Makefile\n+++ b/Makefile\n@@ -1,1 +1,1 @@\n-no such line\n+nor this\n"), 0o644)
+	os.WriteFile(frag, []byte("CONFIG_DEVBULK_NO_SUCH_OPTION=y\n"), 0o644)
+	for spec, want := range map[string]string{
+		"src:" + dir:                             "is not a kernel source tree (no Makefile)",
+		"src:" + tree + "@nosuchrev":             "revision nosuchrev does not exist in " + tree,
+		"src:" + tree + "@good+" + patch:         "patch " + patch + " does not apply on",
+		"src:" + tree + "@good+fragment:" + frag: "CONFIG_DEVBULK_NO_SUCH_OPTION=y, which this kernel does not have",
+		"src:" + tree + "@good+revert:nosuch":    "revision nosuch does not exist",
+	} {
+		r := run(t, dir, "vm", "--kernel", spec, "--", "kinds")
+		if r.code != 2 || !strings.Contains(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "accelerator") {
+			t.Errorf("vm --kernel %s: exit %d, stderr %q; want exit 2, one line with %q, no boot", spec, r.code, r.stderr, want)
+		}
+	}
+	untouched(t, tree, head)
+}
