@@ -277,3 +277,17 @@ func TestRevertConfirmsTheCulprit(t *testing.T) {
 		}
 	}
 }
+
+// A revert that cannot be measured (it does not apply on the bad end, or
+// does not boot) leaves the answer standing and says why.
+func TestRevertThatDoesNotRunKeepsTheAnswer(t *testing.T) {
+	f, specs := planted(6, 3)
+	f.dead["k5+revert:k3"] = true
+	r, err := Run(context.Background(), f, Options{Specs: specs, Metric: "Delete/", ThresholdPct: 25, Revert: func(bad string) string { return "k5+revert:" + bad }})
+	if err != nil || !r.Found || !r.Confirmed || r.Revert == nil || r.Revert.Err == "" || r.Revert.Restores {
+		t.Fatalf("%+v, %v", r.Revert, err)
+	}
+	if !strings.Contains(r.Words("x"), "its revert could not be measured (k5+revert:k3: ") {
+		t.Errorf("words: %s", r.Words("x"))
+	}
+}

@@ -2,6 +2,7 @@ package bisect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -15,6 +16,10 @@ type RevertCheck struct {
 	VsGood   Change `json:"vs_good"`
 	VsBad    Change `json:"vs_bad"`
 	Restores bool   `json:"restores"`
+	// Err says why the revert could not be measured (it does not apply on
+	// the bad end, does not build, or does not boot): the culprit stands,
+	// unconfirmed by its revert.
+	Err string `json:"error,omitempty"`
 	// Samples are the three kernels' own, by "good", "bad" and "revert".
 	Samples map[string]map[string][]float64 `json:"samples"`
 }
@@ -49,7 +54,12 @@ func (b *bisection) revert(ctx context.Context) error {
 			slices.Reverse(order)
 		}
 		for _, k := range order {
-			if err := b.boot(ctx, "revert", k, got); err != nil {
+			err := b.boot(ctx, "revert", k, got)
+			if errors.Is(err, ErrNoBoot) {
+				b.r.Revert.Err = fmt.Sprintf("%s: %v", b.spec(k), err)
+				return nil
+			}
+			if err != nil {
 				return fmt.Errorf("the bad end with %s reverted, beside the ends: %s: %w", b.o.Specs[b.r.FirstBad], b.spec(k), err)
 			}
 		}
@@ -74,6 +84,9 @@ func (r *Result) revertWords() string {
 	rc := r.Revert
 	if rc == nil {
 		return ""
+	}
+	if rc.Err != "" {
+		return "; its revert could not be measured (" + rc.Err + ")"
 	}
 	if rc.Samples == nil {
 		return "; the revert was not measured to the end"

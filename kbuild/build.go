@@ -30,8 +30,6 @@ type Options struct {
 	// Dir is the cache: devbulk's repositories and work trees, the build
 	// directories and the kernels built (DefaultDir).
 	Dir string
-	// Jobs is make's -j (0: the CPUs there are).
-	Jobs int
 	// Progress, when set, hears the build's stage and elapsed time, at
 	// most every ten seconds.
 	Progress func(string)
@@ -78,12 +76,12 @@ func Build(ctx context.Context, s *Spec, o Options) (*Kernel, error) {
 			return nil, err
 		}
 	}
-	key, err := configKey(s)
+	key, err := configKey(ctx, s)
 	if err != nil {
 		return nil, err
 	}
 	// One devbulk at a time in a source's work tree and build directory.
-	unlock, err := lock(ctx, filepath.Join(o.Dir, "lock"))
+	unlock, err := lock(ctx, filepath.Join(o.Dir, "lock"), o.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +105,7 @@ func Build(ctx context.Context, s *Spec, o Options) (*Kernel, error) {
 		return nil, err
 	}
 	if err := install(ctx, src.work, build, out, s); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: installing it: %w", ErrBuild, err)
 	}
 	k, err := built(out)
 	if err != nil {
@@ -135,33 +133,38 @@ func compile(ctx context.Context, srcDir, build, log string, o Options) error {
 		return err
 	}
 	defer f.Close()
-	jobs := o.Jobs
-	if jobs <= 0 {
-		jobs = runtime.NumCPU()
-	}
-	cmd := exec.CommandContext(ctx, "make", "-C", srcDir, "O="+build, "-j"+strconv.Itoa(jobs), "bzImage", "modules")
-	// Its own process group, killed whole on Ctrl-C (the compilers too)
-	// and when devbulk dies.
+	cmd := exec.CommandContext(ctx, "make", "-C", srcDir, "O="+build, "-j"+strconv.Itoa(runtime.NumCPU()), "bzImage", "modules")
+	// Its own process group. Ctrl-C sends it SIGTERM, on which make deletes
+	// the targets it was writing (a truncated object newer than its source
+	// would pass for built at the next step), then SIGKILL if it lingers.
+	// When devbulk dies, make dies with it (Pdeathsig); compilers already
+	// running finish their file.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return unix.Kill(-cmd.Process.Pid, unix.SIGKILL) }
+	cmd.Cancel = func() error { return unix.Kill(-cmd.Process.Pid, unix.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	var last atomic.Value
 	last.Store("")
+	read := make(chan struct{})
 	go func() {
+		defer close(read)
 		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			fmt.Fprintln(f, sc.Text())
 			if t := strings.TrimSpace(sc.Text()); t != "" {
 				last.Store(t)
 			}
 		}
+		io.Copy(f, pr) // a line too long for the scanner: the rest as it is, so make never blocks
 	}()
 	stop := tell(o.Progress, func(elapsed time.Duration) string {
 		return fmt.Sprintf("building the kernel: %s, at %s", elapsed.Round(time.Second), last.Load())
 	})
 	err = cmd.Run()
 	pw.Close()
+	<-read // the log whole before its tail is read
 	stop()
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -235,8 +238,9 @@ func tail(path string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// lock takes the cache's lock (flock), waiting for another devbulk's build.
-func lock(ctx context.Context, path string) (func(), error) {
+// lock takes the cache's lock (flock), waiting for another devbulk's
+// build, and saying so.
+func lock(ctx context.Context, path string, say func(string)) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -244,10 +248,13 @@ func lock(ctx context.Context, path string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	for {
+	for waited := false; ; waited = true {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
 			return func() { f.Close() }, nil
+		}
+		if !waited && say != nil {
+			say("waiting for another devbulk's kernel build to finish (" + path + ")")
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			f.Close()

@@ -2,7 +2,6 @@ package kbuild
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -20,13 +19,15 @@ import (
 //go:embed guest.config
 var guestConfig []byte
 
-// GuestConfig is devbulk's config fragment, as merged.
-func GuestConfig() []byte { return bytes.Clone(guestConfig) }
-
-// configKey names a spec's config inputs: the base (devbulk's, defconfig,
-// or the file's contents), devbulk's fragment and the others.
-func configKey(s *Spec) (string, error) {
-	h := []byte("base:" + s.Base + "\n")
+// configKey names a spec's config inputs: the compiler, the base
+// (devbulk's, defconfig, or the file's contents), devbulk's fragment and
+// the others.
+func configKey(ctx context.Context, s *Spec) (string, error) {
+	cc, err := run(ctx, "", "gcc", "--version")
+	if err != nil {
+		return "", err
+	}
+	h := []byte(lastLine(strings.SplitN(cc, "\n", 2)[0]) + "\nbase:" + s.Base + "\n")
 	if s.Base != "" && s.Base != "defconfig" {
 		b, err := os.ReadFile(s.Base)
 		if err != nil {
@@ -65,7 +66,7 @@ func configure(ctx context.Context, srcDir, build string, s *Spec) error {
 		base = "defconfig"
 	}
 	if _, err := makeIn(ctx, srcDir, build, "-s", base); err != nil {
-		return err
+		return fmt.Errorf("%w: make %s: %w", ErrBuild, base, err)
 	}
 	args := []string{"-O", "."}
 	switch s.Base {
@@ -85,10 +86,10 @@ func configure(ctx context.Context, srcDir, build string, s *Spec) error {
 		args = append(args, append([]string{"devbulk-base.config"}, frags...)...)
 	}
 	if _, err := run(ctx, build, filepath.Join(srcDir, "scripts", "kconfig", "merge_config.sh"), args...); err != nil {
-		return fmt.Errorf("merge_config.sh: %w", err)
+		return fmt.Errorf("%w: merge_config.sh: %w", ErrBuild, err)
 	}
 	if _, err := makeIn(ctx, srcDir, build, "-s", "olddefconfig"); err != nil {
-		return err
+		return fmt.Errorf("%w: make olddefconfig: %w", ErrBuild, err)
 	}
 	return survived(srcDir, build, frags)
 }
@@ -130,25 +131,34 @@ func survived(srcDir, build string, frags []string) error {
 	if err != nil {
 		return err
 	}
-	var lost []string
+	// A later fragment overrides an earlier one, as merge_config.sh does.
+	want, order := map[string]string{}, []string(nil)
 	for _, frag := range frags {
-		want, order, err := readConfig(frag)
+		w, o, err := readConfig(frag)
 		if err != nil {
 			return err
 		}
-		for _, name := range order {
-			got := final[name]
-			if got == "" {
-				got = "n"
+		for _, name := range o {
+			if _, seen := want[name]; !seen {
+				order = append(order, name)
 			}
-			if got == want[name] || want[name] == "m" && got == "y" {
-				continue
-			}
-			lost = append(lost, lostOption(srcDir, name, want[name], got))
+			want[name] = w[name]
 		}
 	}
+	var lost []string
+	for _, name := range order {
+		got := final[name]
+		if got == "" {
+			got = "n"
+		}
+		if got == want[name] || want[name] == "m" && got == "y" {
+			continue
+		}
+		lost = append(lost, lostOption(srcDir, name, want[name], got))
+	}
 	if len(lost) > 0 {
-		return bad("the config asks for what this kernel did not keep: %s", strings.Join(lost, "; "))
+		// This revision's Kconfig: at a bisection's step, a skip.
+		return stepFailed("the config asks for what this kernel did not keep: %s", strings.Join(lost, "; "))
 	}
 	return nil
 }

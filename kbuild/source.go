@@ -65,7 +65,7 @@ func prepare(ctx context.Context, dir string, s *Spec) (*source, error) {
 			return nil, err
 		}
 	}
-	src.tree, err = git(ctx, src.work, "rev-parse", "HEAD^{tree}")
+	src.tree, err = src.inWork(ctx, "rev-parse", "HEAD^{tree}")
 	return src, err
 }
 
@@ -112,8 +112,37 @@ func (src *source) resolve(ctx context.Context, rev string) (string, error) {
 // importTree records the tree at path as it is (a git tree's uncommitted
 // changes included) as a commit of devbulk's repository, through an index
 // of devbulk's: the files are read, nothing is written there.
+//
+// A git tree's index of devbulk's starts from its HEAD (so that tracked
+// files its .gitignore matches stay: Debian's source ignores its own top
+// level), moved on from the HEAD it last held when that changed (git
+// bisect's checkouts), which keeps what it knows of unchanged files and
+// re-reads only the rest.
 func (src *source) importTree(ctx context.Context, path string) (string, error) {
 	g := []string{"--git-dir=" + src.repo, "--work-tree=" + path}
+	var head string
+	if src.user != "" {
+		head, _ = git(ctx, src.user, "rev-parse", "--verify", "--quiet", "HEAD")
+	}
+	if head != "" {
+		seed := filepath.Join(src.repo, "devbulk-seed")
+		last, _ := os.ReadFile(seed)
+		if l := strings.TrimSpace(string(last)); l != head {
+			moved := l != ""
+			if moved {
+				_, err := git(ctx, "", append(g, "read-tree", "-m", l, head)...)
+				moved = err == nil
+			}
+			if !moved {
+				if _, err := git(ctx, "", append(g, "read-tree", head)...); err != nil {
+					return "", err
+				}
+			}
+			if err := os.WriteFile(seed, []byte(head+"\n"), 0o644); err != nil {
+				return "", err
+			}
+		}
+	}
 	add := append(g, "add", "-A")
 	if src.user == "" {
 		add = append(add, "-f") // Debian's source ignores its own top level (.gitignore: /*)
@@ -126,27 +155,57 @@ func (src *source) importTree(ctx context.Context, path string) (string, error) 
 		return "", err
 	}
 	args := append(g, "commit-tree", tree, "-m", "devbulk: the tree at "+path)
-	if src.user != "" {
-		if head, err := git(ctx, src.user, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil && head != "" {
-			args = append(args, "-p", head)
-		}
+	if head != "" {
+		args = append(args, "-p", head)
 	}
 	return git(ctx, "", args...)
 }
 
 // checkout puts devbulk's work tree at the commit, touching only the files
 // that differ (make rebuilds what they feed).
+//
+// It runs under the cache's lock: a lock file git left in devbulk's
+// repository is a killed devbulk's, and removed; a work tree that is not
+// whole (no .git: git would look above it) is made again.
 func (src *source) checkout(ctx context.Context) error {
-	if !isDir(src.work) {
-		os.RemoveAll(src.work)
-		_, err := git(ctx, "", "--git-dir="+src.repo, "worktree", "add", "-q", "--detach", "-f", src.work, src.commit)
-		return err
+	removeStaleLocks(src.repo)
+	wt := []string{"--git-dir=" + src.workGit(), "--work-tree=" + src.work}
+	if _, err := os.Stat(filepath.Join(src.work, ".git")); err == nil {
+		if _, err := git(ctx, "", append(wt, "checkout", "-q", "--detach", "-f", src.commit)...); err == nil {
+			_, err := git(ctx, "", append(wt, "clean", "-q", "-f", "-d", "-x")...)
+			return err
+		}
 	}
-	if _, err := git(ctx, src.work, "checkout", "-q", "--detach", "-f", src.commit); err != nil {
-		return err
-	}
-	_, err := git(ctx, src.work, "clean", "-q", "-f", "-d", "-x")
+	os.RemoveAll(src.work)
+	git(ctx, "", "--git-dir="+src.repo, "worktree", "prune")
+	_, err := git(ctx, "", "--git-dir="+src.repo, "worktree", "add", "-q", "--detach", "-f", src.work, src.commit)
 	return err
+}
+
+// workGit is the git directory of devbulk's work tree (a linked work tree
+// of its repository), named explicitly on every call there.
+func (src *source) workGit() string {
+	return filepath.Join(src.repo, "worktrees", filepath.Base(src.work))
+}
+
+// inWork runs git in devbulk's work tree.
+func (src *source) inWork(ctx context.Context, args ...string) (string, error) {
+	return git(ctx, src.work, append([]string{"--git-dir=" + src.workGit(), "--work-tree=" + src.work}, args...)...)
+}
+
+// removeStaleLocks removes the lock files a killed git left in devbulk's
+// repository (index.lock, HEAD.lock, in it and its work trees'
+// directories): only a devbulk holding the cache's lock runs git there.
+func removeStaleLocks(repo string) {
+	filepath.WalkDir(repo, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == "objects" {
+			return filepath.SkipDir
+		}
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".lock") {
+			os.Remove(path)
+		}
+		return nil
+	})
 }
 
 // apply applies one step in devbulk's work tree, as a commit there.
@@ -159,16 +218,20 @@ func (src *source) apply(ctx context.Context, st Step) error {
 		if err != nil {
 			return err
 		}
-		if _, err := git(ctx, src.work, "revert", "--no-edit", "--no-gpg-sign", c); err != nil {
-			git(ctx, src.work, "revert", "--abort")
+		args := []string{"revert", "--no-edit", "--no-gpg-sign"}
+		if parents, _ := git(ctx, src.user, "rev-list", "--parents", "-n", "1", c); len(strings.Fields(parents)) > 2 {
+			args = append(args, "-m", "1") // a merge: reverted against its first parent
+		}
+		if _, err := src.inWork(ctx, append(args, c)...); err != nil {
+			src.inWork(ctx, "revert", "--abort")
 			return stepFailed("commit %s does not revert cleanly on %.12s: %v", st.Revert, src.commit, err)
 		}
 		return nil
 	}
-	if _, err := git(ctx, src.work, "apply", "--index", st.Patch); err != nil {
+	if _, err := src.inWork(ctx, "apply", "--index", st.Patch); err != nil {
 		return stepFailed("patch %s does not apply on %.12s: %v", st.Patch, src.commit, err)
 	}
-	_, err := git(ctx, src.work, "commit", "-q", "--no-verify", "--no-gpg-sign", "-m", "devbulk: "+filepath.Base(st.Patch))
+	_, err := src.inWork(ctx, "commit", "-q", "--no-verify", "--no-gpg-sign", "-m", "devbulk: "+filepath.Base(st.Patch))
 	return err
 }
 
@@ -231,7 +294,7 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 func run(ctx context.Context, dir, name string, args ...string) (string, error) {
 	cmd := child.Command(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Env = append(cleanEnv(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -245,6 +308,24 @@ func run(ctx context.Context, dir, name string, args ...string) (string, error) 
 		return "", err
 	}
 	return strings.TrimSpace(out.String()), nil
+}
+
+// cleanEnv is the environment without what makes git use another
+// repository, index or work tree than the one a call names: git bisect run
+// exports GIT_DIR in a linked work tree, and with it devbulk's checkout
+// would move the user's HEAD and index.
+func cleanEnv() []string {
+	var out []string
+	for _, e := range os.Environ() {
+		name, _, _ := strings.Cut(e, "=")
+		switch name {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM":
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func lastLine(s string) string {

@@ -18,8 +18,9 @@ const Prefix = "src:"
 // that does not apply, a config option this kernel does not have.
 var ErrBad = errors.New("bad kernel source")
 
-// ErrStep marks a patch or revert that does not apply on the revision
-// (an ErrBad too): at a bisection's step, a commit that cannot be tested.
+// ErrStep marks what a revision does not take (an ErrBad too): a patch or
+// revert that does not apply, a config option its Kconfig does not have or
+// keep. At a bisection's step, a commit that cannot be tested.
 var ErrStep = fmt.Errorf("%w: a step does not apply", ErrBad)
 
 func bad(format string, args ...any) error {
@@ -69,15 +70,8 @@ func Parse(name string) (*Spec, error) {
 	}
 	parts := strings.Split(rest, "+")
 	s := &Spec{}
-	path := parts[0]
-	if at := strings.LastIndex(path, "@"); at > strings.LastIndex(path, "/") {
-		path, s.Rev = path[:at], path[at+1:]
-		if s.Rev == "" {
-			return nil, bad("%q: an empty revision after @", name)
-		}
-	}
-	var err error
-	if s.Path, err = absolute(path); err != nil {
+	path, err := s.pathAndRev(parts[0])
+	if err != nil {
 		return nil, err
 	}
 	if st, err := os.Stat(s.Path); err != nil {
@@ -93,6 +87,38 @@ func Parse(name string) (*Spec, error) {
 		}
 	}
 	return s, nil
+}
+
+// pathAndRev splits PATH[@REV]: the path is what exists (a directory
+// named linux@work stays whole), the revision what follows the first @
+// after it (origin/master and HEAD@{1} hold / and @).
+func (s *Spec) pathAndRev(arg string) (string, error) {
+	if whole, err := absolute(arg); err == nil {
+		if _, err := os.Stat(whole); err == nil {
+			s.Path = whole
+			return whole, nil
+		}
+	}
+	for i := 0; i < len(arg); i++ {
+		if arg[i] != '@' {
+			continue
+		}
+		path, err := absolute(arg[:i])
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(path); err != nil || arg[:i] == "" {
+			continue
+		}
+		if s.Rev = arg[i+1:]; s.Rev == "" {
+			return "", bad("%q: an empty revision after @", arg)
+		}
+		s.Path = path
+		return path, nil
+	}
+	path, _ := absolute(arg)
+	s.Path = path
+	return path, nil // Parse says it does not exist
 }
 
 // part reads one +PART.
@@ -227,10 +253,45 @@ func Range(ctx context.Context, good, last *Spec) ([]string, error) {
 	return list, nil
 }
 
-// Describe names the commit a spec is at, as git log says it: its id,
-// subject and author; "" for a spec at no revision of a git tree.
-func Describe(ctx context.Context, s *Spec) string {
-	if s.Rev == "" {
+// Commits reports whether specs are a range of commits, as Range makes:
+// one tree with the same parts, each at a revision, no kernel arguments.
+func Commits(specs []string) bool {
+	var first string
+	for i, spec := range specs {
+		s, err := Parse(spec)
+		if err != nil || s.Rev == "" {
+			return false
+		}
+		if i == 0 {
+			first = s.At("").String()
+		} else if s.At("").String() != first {
+			return false
+		}
+	}
+	return len(specs) > 1
+}
+
+// RevertOn is last (a bisection's bad end) with first's commit (the first
+// bad one) reverted after its steps: KernelCI's confirmation of a culprit.
+// "" when either is not a source at a revision. Kernel arguments after a
+// space stay on the result.
+func RevertOn(last, first string) string {
+	lname, args, _ := strings.Cut(last, " ")
+	fname, _, _ := strings.Cut(first, " ")
+	l, err1 := Parse(lname)
+	f, err2 := Parse(fname)
+	if err1 != nil || err2 != nil || f.Rev == "" {
+		return ""
+	}
+	return strings.TrimSpace(l.Reverted(f.Rev).String() + " " + args)
+}
+
+// Describe names the commit a spec (kernel arguments aside) is at, as git
+// log says it: its id, subject and author; "" for anything else.
+func Describe(ctx context.Context, spec string) string {
+	name, _, _ := strings.Cut(spec, " ")
+	s, err := Parse(name)
+	if err != nil || s.Rev == "" {
 		return ""
 	}
 	d, err := git(ctx, s.Path, "log", "-1", "--format=%h %s (%an <%ae>)", "--end-of-options", s.Rev)
@@ -245,25 +306,4 @@ func (s *Spec) Reverted(rev string) *Spec {
 	c := *s
 	c.Steps = append(slices.Clone(s.Steps), Step{Revert: rev})
 	return &c
-}
-
-// RevertOn is last (a bisection's bad end) with first's commit (the first
-// bad one) reverted after its steps: KernelCI's confirmation of a culprit.
-// "" when either is not a source at a revision.
-func RevertOn(last, first string) string {
-	l, err1 := Parse(last)
-	f, err2 := Parse(first)
-	if err1 != nil || err2 != nil || f.Rev == "" {
-		return ""
-	}
-	return l.Reverted(f.Rev).String()
-}
-
-// DescribeSpec is Describe of a spec as written; "" for anything else.
-func DescribeSpec(ctx context.Context, spec string) string {
-	s, err := Parse(spec)
-	if err != nil {
-		return ""
-	}
-	return Describe(ctx, s)
 }

@@ -13,7 +13,9 @@ import (
 func TestParse(t *testing.T) {
 	dir := t.TempDir()
 	tree, patch, cfg, tar := filepath.Join(dir, "linux"), filepath.Join(dir, "fix.patch"), filepath.Join(dir, "my.config"), filepath.Join(dir, "linux.tar.xz")
+	at := filepath.Join(dir, "linux@work") // a directory whose name holds @, beside linux
 	os.Mkdir(tree, 0o755)
+	os.Mkdir(at, 0o755)
 	for _, f := range []string{patch, cfg, tar} {
 		os.WriteFile(f, nil, 0o644)
 	}
@@ -23,6 +25,9 @@ func TestParse(t *testing.T) {
 		"src:" + tar + "+" + patch + "+config:defconfig":      "src:" + tar + "+" + patch + "+config:defconfig",
 		"src:" + tree + "+config:" + cfg + "+fragment:" + cfg: "src:" + tree + "+config:" + cfg + "+fragment:" + cfg,
 		"src:" + tree + "+config:devbulk":                     "src:" + tree,
+		"src:" + tree + "@origin/linux-6.1.y":                 "src:" + tree + "@origin/linux-6.1.y",
+		"src:" + tree + "@HEAD@{1}":                           "src:" + tree + "@HEAD@{1}",
+		"src:" + at:                                           "src:" + at,
 	} {
 		s, err := Parse(in)
 		if err != nil || s.String() != want {

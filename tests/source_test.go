@@ -222,7 +222,7 @@ func TestVMSourceGitBisectRun(t *testing.T) {
 		return string(out)
 	}
 	git("bisect", "start", "planted", "good")
-	defer git("bisect", "reset", "-q")
+	defer git("bisect", "reset")
 	out := git("bisect", "run", "env", "DEVBULK_STATE_DIR="+dir, binary(t), "check", "--bisect", "--quiet", "--suite", suite, "--baseline", base, "--vm-kernel", "src:.")
 	if !strings.Contains(out, "(planted)") || !strings.Contains(out, "is the first bad commit") {
 		t.Errorf("git bisect run:\n%s", out)

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/devbulk/devbulk/internal/child"
 	"github.com/devbulk/devbulk/kbuild"
@@ -311,6 +312,9 @@ func sourceKernel(ctx context.Context, name string, progress func(string)) (*Ker
 	}
 	if err != nil {
 		return nil, err
+	}
+	if progress != nil && !b.Cached {
+		progress(fmt.Sprintf("built %s in %s (log: %s)", name, b.Took.Round(time.Second), b.Log))
 	}
 	return &Kernel{Vmlinuz: b.Image, Modules: b.Modules, Release: b.Release, Package: "src-" + b.Tree[:12] + "-" + b.Config}, nil // the tree and config built, in every result document
 }

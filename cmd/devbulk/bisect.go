@@ -112,7 +112,7 @@ func newBisectDoc(r *bisect.Result, scenario string) bisectDoc {
 	if r.Found {
 		doc.LastGoodAt, doc.FirstBadAt = &r.LastGood, &r.FirstBad
 		doc.LastGood, doc.FirstBad = r.Specs[r.LastGood], r.Specs[r.FirstBad]
-		doc.FirstBadCommit = kbuild.DescribeSpec(context.Background(), doc.FirstBad)
+		doc.FirstBadCommit = kbuild.Describe(context.Background(), doc.FirstBad)
 	}
 	return doc
 }
@@ -156,7 +156,7 @@ func bisectionOf(c *cli.Context) (*bisection, error) {
 		return nil, err
 	}
 	b := &bisection{opts: bisect.Options{Specs: specs, Metric: c.String("metric")}}
-	if kbuild.IsSource(specs[0]) { // commits: the culprit is confirmed by its revert
+	if kbuild.Commits(specs) { // commits: the culprit is confirmed by its revert
 		b.opts.Revert = func(firstBad string) string { return kbuild.RevertOn(specs[len(specs)-1], firstBad) }
 	}
 	if b.format, err = outputFormat(c, "table", "json", "ktap"); err != nil {

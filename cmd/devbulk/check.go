@@ -317,8 +317,10 @@ func gitBisectExit(c *cli.Context, err error) error {
 	switch {
 	case !c.Bool("bisect"), err == nil, errors.Is(err, context.Canceled):
 		return err
-	case errors.Is(err, kbuild.ErrStep):
-		return &exitError{125, err} // this commit cannot take the patch or revert: skip it
+	case errors.Is(err, kbuild.ErrStep), errors.Is(err, kbuild.ErrBuild):
+		return &exitError{125, err} // this commit does not build, or take the patch, revert or config: skip it
+	case errors.Is(err, devbulk.ErrNotSupported):
+		return &exitError{128, err} // no toolchain, no KVM asked for: every commit would fail alike
 	case errors.As(err, &ee) && ee.code == exitUsage, errors.Is(err, vm.ErrNoQemu):
 		return &exitError{128, err} // every commit would fail alike: git stops
 	case errors.As(err, &ee) && ee.err == errSilent:

@@ -5,22 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
 
 // guestChecks are the argument checks of the commands a guest runs, by
-// command name: the very functions those commands read their flags with,
+// command path: the very functions those commands read their flags with,
 // which touch nothing. Commands not here get the command line's own checks
 // (unknown commands and flags, values that do not parse, a flag given
-// twice).
+// twice, --explain beside JSON).
 var guestChecks = map[string]func(*cli.Context) error{
-	"bench":  readBy(benchOptionsOf),
-	"rmmod":  readBy(rmmodOptionsOf),
-	"create": readBy(createOptionsOf),
-	"delete": readBy(deleteOptionsOf),
-	"move":   readBy(moveOptionsOf),
-	"churn":  readBy(churnOptionsOf),
+	"bench":       readBy(benchOptionsOf),
+	"rmmod":       readBy(rmmodOptionsOf),
+	"create":      readBy(createOptionsOf),
+	"delete":      readBy(deleteOptionsOf),
+	"move":        readBy(moveOptionsOf),
+	"netns churn": readBy(churnOptionsOf),
 }
 
 func readBy[O any](read func(*cli.Context) (O, error)) func(*cli.Context) error {
@@ -37,20 +38,21 @@ func readBy[O any](read func(*cli.Context) (O, error)) func(*cli.Context) error 
 func checkGuestArgs(ctx context.Context, args []string) error {
 	app := newApp()
 	app.Writer, app.ErrWriter = io.Discard, io.Discard // help, if asked for, is the guest's
-	var each func(cmds []*cli.Command)
-	each = func(cmds []*cli.Command) {
+	var each func(parent string, cmds []*cli.Command)
+	each = func(parent string, cmds []*cli.Command) {
 		for _, cmd := range cmds {
-			cmd.OnUsageError, cmd.Before = app.OnUsageError, nil
-			cmd.Action = guestChecks[cmd.Name]
+			path := strings.TrimSpace(parent + " " + cmd.Name)
+			cmd.OnUsageError, cmd.Before = app.OnUsageError, explainWithTable
+			cmd.Action = guestChecks[path]
 			if cmd.Action == nil && len(cmd.Subcommands) > 0 {
 				cmd.Action = needSubcommand
 			} else if cmd.Action == nil {
 				cmd.Action = func(*cli.Context) error { return nil }
 			}
-			each(cmd.Subcommands)
+			each(path, cmd.Subcommands)
 		}
 	}
-	each(app.Commands)
+	each("", app.Commands)
 	line, err := commandLine(app, append([]string{"devbulk"}, args...))
 	if err == nil {
 		err = app.RunContext(ctx, line)

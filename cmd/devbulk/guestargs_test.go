@@ -28,7 +28,8 @@ func TestGuestArgsCheckedOnTheHost(t *testing.T) {
 		}
 	}
 	for _, args := range []string{"bench --kind dummy --count 100", "kinds", "rmmod --kind dummy", "netns churn --workers 2 --per-worker 10",
-		"check --here", "bench --help", "create --kind vlan --count 10", "delete --strategy group", "cleanup"} {
+		"check --here", "bench --help", "create --kind vlan --count 10", "delete --strategy group", "cleanup",
+		"netns create --count 100", "netns create --count 1000 --payload veth:1", "netns sequential --count 1000"} {
 		if err := checkGuestArgs(context.Background(), strings.Fields(args)); err != nil {
 			t.Errorf("%q: %v; want it passed on to the guest", args, err)
 		}

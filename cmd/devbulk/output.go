@@ -130,6 +130,19 @@ func firstSaying(run, output error) error {
 	return run
 }
 
+// explainWithTable refuses --explain beside JSON or another format: it is
+// words under the table.
+func explainWithTable(c *cli.Context) error {
+	if f := c.String("format"); c.Bool("explain") && (c.Bool("json") || f != "" && f != "table") {
+		other := "--json"
+		if !c.Bool("json") {
+			other = "--format " + f
+		}
+		return usagef("--explain says in words how the table's figures were taken: it goes with the table, not %s (docs/method.md describes the document's fields)", other)
+	}
+	return nil
+}
+
 // outputs are the files that --svg, --series, --output and --save name.
 type outputs struct{ made []string }
 
@@ -139,12 +152,8 @@ func (o *outputs) create(c *cli.Context) error {
 	if err := checkStateDir(); err != nil {
 		return err
 	}
-	if f := c.String("format"); c.Bool("explain") && (c.Bool("json") || f != "" && f != "table") {
-		other := "--json"
-		if !c.Bool("json") {
-			other = "--format " + f
-		}
-		return usagef("--explain says in words how the table's figures were taken: it goes with the table, not %s (docs/method.md describes the document's fields)", other)
+	if err := explainWithTable(c); err != nil {
+		return err
 	}
 	if c.String("svg") != "" {
 		if _, err := plotter(); err != nil {

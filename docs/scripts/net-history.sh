@@ -6,7 +6,7 @@
 #   then one commit per file NEW changes under net/, in path order.
 # Usage: net-history.sh OLD_DIR NEW_DIR OUT_DIR (OUT_DIR must not exist).
 set -euo pipefail
-old=$(realpath "$1") new=$(realpath "$2") out=$3
+old=$(realpath "$1") new=$(realpath "$2") out=$(realpath -m "$3")
 [ ! -e "$out" ] || { echo "net-history.sh: $out exists" >&2; exit 2; }
 cp -a "$old" "$out"
 cd "$out"
