@@ -1,16 +1,15 @@
 package batch
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/registry"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -41,36 +40,21 @@ type moveStrategy struct {
 	run func(ctx context.Context, d *deletion, links []nlbatch.Link, to Destination) (map[int32]bool, error)
 }
 
-var moveStrategies = map[MoveStrategy]*moveStrategy{}
+var moveStrategies = registry.New[MoveStrategy]("batch: move strategy", func(s *moveStrategy) int { return s.order })
 
 // registerMove adds a move strategy; each strategy's file calls it from
 // init.
-func registerMove(name MoveStrategy, s *moveStrategy) {
-	if moveStrategies[name] != nil {
-		panic("batch: move strategy registered twice: " + name)
-	}
-	moveStrategies[name] = s
-}
+func registerMove(name MoveStrategy, s *moveStrategy) { moveStrategies.Add(name, s) }
 
 // MoveStrategies lists the move strategies: one request per device first.
-func MoveStrategies() []MoveStrategy {
-	out := slices.Collect(maps.Keys(moveStrategies))
-	slices.SortFunc(out, func(a, b MoveStrategy) int {
-		return cmp.Or(moveStrategies[a].order-moveStrategies[b].order, strings.Compare(string(a), string(b)))
-	})
-	return out
-}
+func MoveStrategies() []MoveStrategy { return moveStrategies.Names() }
 
 // ParseMove parses a move strategy.
 func ParseMove(s string) (MoveStrategy, error) {
-	if moveStrategies[MoveStrategy(s)] != nil {
+	if moveStrategies.At(MoveStrategy(s)) != nil {
 		return MoveStrategy(s), nil
 	}
-	var names []string
-	for _, m := range MoveStrategies() {
-		names = append(names, string(m))
-	}
-	return "", fmt.Errorf("unknown move strategy %q (valid: %s)", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown move strategy %q (valid: %s)", s, moveStrategies.List())
 }
 
 // Destination is the namespace a move sends links into.
@@ -99,7 +83,7 @@ func (m MoveStrategy) Applies(k *devices.Kind, lowers bool) error {
 	if k != nil && k.NetnsLocal {
 		return devbulk.NotSupported("%s links cannot leave their namespace: the kernel keeps them where they were made (NETIF_F_NETNS_LOCAL)", k.Name)
 	}
-	if st := moveStrategies[m]; st != nil && st.applies != nil {
+	if st := moveStrategies.At(m); st != nil && st.applies != nil {
 		return st.applies(k, lowers)
 	}
 	return nil
@@ -131,12 +115,12 @@ func Move(ctx context.Context, t Target, s *Set, m MoveStrategy, o MoveOptions) 
 	}
 	d := newDeletion(t, s, DeleteOptions{Own: o.Own, Progress: o.Progress}, &p)
 	d.request = func(l nlbatch.Link) []byte { return nlbatch.SetNetnsRequest(l.Index, o.To.FD) }
-	others, _, err := d.look(ctx, moveStrategies[m].markFirst)
+	others, _, err := d.look(ctx, moveStrategies.At(m).markFirst)
 	if err != nil {
 		return p, nil, err
 	}
 	links, _ := s.split(d.mine)
-	sent, err := moveStrategies[m].run(ctx, d, links, o.To)
+	sent, err := moveStrategies.At(m).run(ctx, d, links, o.To)
 	d.stop()
 	moved, serr := s.settleMove(t.Conn, o.To.Conn, names(before), sent, &p)
 	if serr == nil && t.Dedicated == nil {
@@ -154,7 +138,7 @@ func Move(ctx context.Context, t Target, s *Set, m MoveStrategy, o MoveOptions) 
 // movable says why Move would refuse to move s by m from t before touching
 // anything, or nil.
 func movable(t Target, s *Set, m MoveStrategy) error {
-	st := moveStrategies[m]
+	st := moveStrategies.At(m)
 	if st == nil {
 		return devbulk.Mark(ErrNotApplicable, "unknown move strategy %q", m)
 	}

@@ -1,15 +1,13 @@
 package batch
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/registry"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -53,25 +51,14 @@ type strategy struct {
 	ip func(s *Set) IPCommand
 }
 
-var strategies = map[DeleteStrategy]*strategy{}
+var strategies = registry.New[DeleteStrategy]("batch: delete strategy", func(s *strategy) int { return s.order })
 
 // register adds a delete strategy; each strategy's file calls it from init.
-func register(name DeleteStrategy, s *strategy) {
-	if strategies[name] != nil {
-		panic("batch: delete strategy registered twice: " + name)
-	}
-	strategies[name] = s
-}
+func register(name DeleteStrategy, s *strategy) { strategies.Add(name, s) }
 
 // DeleteStrategies lists every delete strategy: those that send one
 // request per device first, then the kernel's batch paths.
-func DeleteStrategies() []DeleteStrategy {
-	out := slices.Collect(maps.Keys(strategies))
-	slices.SortFunc(out, func(a, b DeleteStrategy) int {
-		return cmp.Or(strategies[a].order-strategies[b].order, strings.Compare(string(a), string(b)))
-	})
-	return out
-}
+func DeleteStrategies() []DeleteStrategy { return strategies.Names() }
 
 // ParseCreate parses a creation strategy.
 func ParseCreate(s string) (CreateStrategy, error) {
@@ -89,14 +76,10 @@ func ParseDelete(s string) (DeleteStrategy, error) {
 	if s == "auto" {
 		return DeleteGroup, nil
 	}
-	if strategies[DeleteStrategy(s)] != nil {
+	if strategies.At(DeleteStrategy(s)) != nil {
 		return DeleteStrategy(s), nil
 	}
-	var names []string
-	for _, d := range DeleteStrategies() {
-		names = append(names, string(d))
-	}
-	return "", fmt.Errorf("unknown delete strategy %q (valid: %s, or auto: group)", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown delete strategy %q (valid: %s, or auto: group)", s, strategies.List())
 }
 
 // OneBatch reports whether d takes the kernel's batch path: every device in
@@ -174,7 +157,7 @@ func ipDelEach(devs []nlbatch.Link) IPCommand {
 // impl is d's implementation; an unknown strategy (one not parsed by
 // ParseDelete) applies to nothing.
 func (d DeleteStrategy) impl() *strategy {
-	if s := strategies[d]; s != nil {
+	if s := strategies.At(d); s != nil {
 		return s
 	}
 	return &strategy{applies: func(*devices.Kind, bool) error {

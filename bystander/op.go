@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/internal/registry"
 	"github.com/devbulk/devbulk/nlbatch"
 	"github.com/vishvananda/netns"
 )
@@ -51,23 +50,18 @@ type spec struct {
 	make      func(e *env) (op, error)
 }
 
-var ops = map[string]*spec{}
+var ops = registry.New[string, *spec]("bystander: operation", nil)
 
-func register(name string, s *spec) {
-	if ops[name] != nil {
-		panic("bystander: operation registered twice: " + name)
-	}
-	ops[name] = s
-}
+func register(name string, s *spec) { ops.Add(name, s) }
 
 // Ops lists the operations, sorted.
-func Ops() []string { return slices.Sorted(maps.Keys(ops)) }
+func Ops() []string { return ops.Names() }
 
 // Help is the one-line description of each operation, for a flag's usage.
 func Help() string {
 	var b []string
 	for _, n := range Ops() {
-		b = append(b, fmt.Sprintf("%s (%s; default %g/s)", n, ops[n].help, ops[n].rate))
+		b = append(b, fmt.Sprintf("%s (%s; default %g/s)", n, ops.At(n).help, ops.At(n).rate))
 	}
 	return strings.Join(b, ", ")
 }
@@ -82,7 +76,7 @@ type Config struct {
 // second (the operation's default when not given).
 func Parse(s string) (Config, error) {
 	name, rate, hasRate := strings.Cut(s, "@")
-	sp := ops[name]
+	sp := ops.At(name)
 	if sp == nil {
 		return Config{}, devbulk.Mark(ErrBad, "--bystander %q: unknown operation %q (valid: %s)", s, name, strings.Join(Ops(), ", "))
 	}

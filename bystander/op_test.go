@@ -30,7 +30,7 @@ func TestDumpCountsInterruptions(t *testing.T) {
 	if err != nil || !devices.Works(sup)["ifb"] {
 		t.Skip("needs ifb and CAP_NET_ADMIN")
 	}
-	e, err := newEnv(ops["dump"], devices.Ifb)
+	e, err := newEnv(ops.At("dump"), devices.Ifb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestDumpCountsInterruptions(t *testing.T) {
 			churn.Do(ctx, del)
 		}
 	})
-	do, _ := ops["dump"].make(e)
+	do, _ := ops.At("dump").make(e)
 	const dumps, budget = 30, 60 * time.Second
 	deadline := time.Now().Add(budget)
 	var interrupted, whole, inconsistent int
@@ -107,7 +107,7 @@ func TestDumpOpCountsEveryFlaggedAttempt(t *testing.T) {
 			}
 			return 0, "", [][]byte{nlbatchtest.Message(unix.NLMSG_DONE, flags, seq, make([]byte, 4))}
 		}
-		do, err := ops["dump"].make(&env{conn: nlbatch.NewConn(k, 1<<20, 1<<20), ns: netns.None(), peer: netns.None()})
+		do, err := ops.At("dump").make(&env{conn: nlbatch.NewConn(k, 1<<20, 1<<20), ns: netns.None(), peer: netns.None()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,11 +129,11 @@ func TestEveryOperationRuns(t *testing.T) {
 	}
 	for _, name := range Ops() {
 		t.Run(name, func(t *testing.T) {
-			e, err := newEnv(ops[name], kind)
+			e, err := newEnv(ops.At(name), kind)
 			if err != nil {
 				t.Fatal(err)
 			}
-			do, err := ops[name].make(e)
+			do, err := ops.At(name).make(e)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ import (
 // refused. The namespaces are held by file descriptors only: they go with
 // devbulk, even on kill -9.
 func Start(cfg Config, avoid ...string) (*Prober, error) {
-	sp := ops[cfg.Op]
+	sp := ops.At(cfg.Op)
 	if sp == nil {
 		return nil, fmt.Errorf("%w: unknown operation %q", ErrBad, cfg.Op)
 	}
