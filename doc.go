@@ -20,9 +20,14 @@
 //	             the estimate of a run's time
 //	lava         fleets: LAVA jobs, their logs read back
 //	kprofile     where a phase's time goes, by kernel function
+//	bystander    what a teardown costs everyone else: a prober's latencies
+//	bisect       the search for the kernel where a figure changed
+//	kbuild       kernels built from source for the VM
 //	vm, kmod, rcutrace, charts  the VM, module loading, RCU counts, SVG
 //
-// docs/layout.md has a row for every package.
+// docs/layout.md has a row for every package (a test fails when one
+// lacks it).
 //
-// The command line (cmd/devbulk) only parses, calls these and prints.
+// The command line (cmd/devbulk) parses, calls these and prints; some of
+// check's and bisect's reasoning still lives there (issue 46).
 package devbulk

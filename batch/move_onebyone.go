@@ -14,7 +14,7 @@ const (
 	// MovePipelined keeps a window of them in flight (the Conn's).
 	MovePipelined MoveStrategy = "pipelined"
 	// MoveParallel splits the links over workers, one by one each, on
-	// sockets of their own (MoveOptions.Workers).
+	// sockets of their own (ParallelOptions.Workers, as MoveOptions.Own).
 	MoveParallel MoveStrategy = "parallel"
 )
 

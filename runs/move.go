@@ -33,7 +33,7 @@ type MoveOptions struct {
 var ErrSameNamespace = errors.New("nothing would move")
 
 // Move moves the links of the recorded runs in namespace o.NS (on either
-// side of an earlier move) into o.ToNS with strategy o.Strategy (see
+// side of an earlier move) into o.To with strategy o.Strategy (see
 // batch.Move: only the runs' devices, looked up again right before each
 // window), and the record follows them. Everything that can be refused is
 // refused before anything moves: a kind the kernel keeps in its namespace,
