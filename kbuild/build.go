@@ -80,6 +80,15 @@ func Build(ctx context.Context, s *Spec, o Options) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A revision of a git tree, as it is, names its tree without devbulk's
+	// work tree: a kernel built before is found without waiting for
+	// another devbulk's build (a bisection boots its ends again and again).
+	if tree := plainTree(ctx, s); tree != "" {
+		if k, err := built(filepath.Join(o.Dir, "kernels", tree[:12]+"-"+key)); err == nil {
+			k.Tree, k.Config, k.Cached = tree, key, true
+			return k, nil
+		}
+	}
 	// One devbulk at a time in a source's work tree and build directory.
 	unlock, err := lock(ctx, filepath.Join(o.Dir, "lock"), o.Progress)
 	if err != nil {
@@ -113,6 +122,19 @@ func Build(ctx context.Context, s *Spec, o Options) (*Kernel, error) {
 	}
 	k.Tree, k.Config, k.Took = src.tree, key, time.Since(begun)
 	return k, nil
+}
+
+// plainTree is the tree of a spec at a revision of a git tree with no
+// patch or revert, read in the user's repository; "" for any other.
+func plainTree(ctx context.Context, s *Spec) string {
+	if s.Rev == "" || len(s.Steps) > 0 || !isDir(s.Path) {
+		return ""
+	}
+	tree, err := git(ctx, s.Path, "rev-parse", "--verify", "--quiet", "--end-of-options", s.Rev+"^{tree}")
+	if err != nil || len(tree) < 12 {
+		return ""
+	}
+	return tree
 }
 
 // built is the kernel installed at out, if it is whole.
