@@ -300,7 +300,7 @@ func (b *bisection) boot(ctx context.Context, phase string, k int, into map[int]
 		}
 		rec = Boot{Phase: phase, Spec: spec, Samples: samples, WallNS: int64(time.Since(t))}
 		if err != nil {
-			rec.Err = err.Error()
+			rec.Err = strings.TrimPrefix(err.Error(), ErrNoBoot.Error()+": ") // said once, when the step reads it
 		}
 		if err := b.o.Log.add(rec); err != nil {
 			return err

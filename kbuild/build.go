@@ -192,7 +192,7 @@ func compile(ctx context.Context, srcDir, build, log string, o Options) error {
 		return ctx.Err()
 	}
 	if err != nil {
-		return fmt.Errorf("%w (%v); the end of %s:\n%s", ErrBuild, err, log, tail(log, 15))
+		return fmt.Errorf("%w (%v); from %s:\n%s", ErrBuild, err, log, failure(log))
 	}
 	return nil
 }
@@ -250,14 +250,27 @@ func tell(say func(string), line func(time.Duration) string) (stop func()) {
 	return func() { close(done) }
 }
 
-// tail is the last n lines of a file.
-func tail(path string, n int) string {
+// failure is what a maintainer reads of a failed build's log: the
+// compiler's first errors (a parallel make goes on past them), then the
+// log's last lines.
+func failure(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""
 	}
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	var out []string
+	for _, l := range lines {
+		if strings.Contains(l, ": error: ") || strings.Contains(l, ": fatal error: ") {
+			if out = append(out, l); len(out) == 5 {
+				break
+			}
+		}
+	}
+	if len(out) > 0 {
+		out = append(out, "...")
+	}
+	return strings.Join(append(out, lines[max(0, len(lines)-10):]...), "\n")
 }
 
 // lock takes the cache's lock (flock), waiting for another devbulk's
