@@ -330,12 +330,9 @@ func (s *Set) refuseDependents(lk lookup, mine []nlbatch.Link, away []dependent,
 	}
 	ours := s.ours(mine, all)
 	foreign := dependentsOf(all, ours, lk.owns)
-	byIndex := make(map[int32]nlbatch.Link, len(mine))
-	for _, m := range mine {
-		byIndex[m.Index] = m
-	}
+	peers := awayPeers(mine)
 	for _, d := range away {
-		if d.foreignTo(ours, byIndex) {
+		if d.foreignTo(ours, peers) {
 			foreign = append(foreign, d.name)
 		}
 	}

@@ -79,18 +79,6 @@ func ForeignDevices(k *devices.Kind, s *Set, t Target) ([]string, error) {
 	return slices.Compact(foreign), nil
 }
 
-// awayPeers maps each veth of mine whose peer is in another namespace to
-// the peer's ifindex there.
-func awayPeers(mine []nlbatch.Link) map[int32]int32 {
-	out := map[int32]int32{}
-	for _, l := range mine {
-		if l.HasParentNetns && l.Parent != 0 && isPeerKind(l.Kind) {
-			out[l.Index] = l.Parent
-		}
-	}
-	return out
-}
-
 // listLinks lists the links of the namespace at path ("" the set's) and,
 // for another one holding links on a device elsewhere, the set's
 // namespace's id there (-1 otherwise).

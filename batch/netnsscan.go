@@ -24,14 +24,10 @@ type dependent struct {
 }
 
 // foreignTo reports whether d is not the set's but goes with one of ours:
-// a veth peer of one of mine (mine names it back as its own peer, in
-// another namespace) is the set's.
-func (d dependent) foreignTo(ours map[int32]bool, mine map[int32]nlbatch.Link) bool {
-	if !ours[d.on] {
-		return false
-	}
-	m, ok := mine[d.on]
-	return !(d.peer && ok && m.HasParentNetns && m.Parent == d.index)
+// a veth peer of one of mine (away: mine names it back as its own peer,
+// in another namespace) is the set's.
+func (d dependent) foreignTo(ours map[int32]bool, away map[int32]int32) bool {
+	return ours[d.on] && !(d.peer && away[d.on] == d.index)
 }
 
 // dependentsAway lists the devices in other named namespaces that sit on a
@@ -110,6 +106,18 @@ func dependentsIn(dl Dialer, path string) ([]dependent, error) {
 		}
 	}
 	return out, nil
+}
+
+// awayPeers maps each veth of mine whose peer is in another namespace to
+// the peer's ifindex there.
+func awayPeers(mine []nlbatch.Link) map[int32]int32 {
+	out := map[int32]int32{}
+	for _, l := range mine {
+		if l.HasParentNetns && l.Parent != 0 && isPeerKind(l.Kind) {
+			out[l.Index] = l.Parent
+		}
+	}
+	return out
 }
 
 // isPeerKind reports whether links of kind come in pairs (veth), whose

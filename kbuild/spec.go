@@ -214,6 +214,28 @@ func tarball(path string) string {
 	return ""
 }
 
+// ParseRange reads a range of commits of one tree: src:TREE@GOOD..src:TREE@BAD,
+// or src:TREE@GOOD..BAD[+PART]... (BAD a revision of the same tree, the
+// parts both ends').
+func ParseRange(arg string) (good, last *Spec, err error) {
+	if g, b, ok := strings.Cut(arg, ".."+Prefix); ok {
+		if good, err = Parse(g); err != nil {
+			return nil, nil, err
+		}
+		last, err = Parse(Prefix + b)
+		return good, last, err
+	}
+	s, err := Parse(arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, b, ok := strings.Cut(s.Rev, "..")
+	if !ok || g == "" || b == "" {
+		return nil, nil, bad("%q is not a range: src:TREE@GOOD..BAD, or src:TREE@GOOD..src:TREE@BAD", arg)
+	}
+	return s.At(g), s.At(b), nil
+}
+
 // Range is the list a bisection walks from good to bad, two specs of one
 // git tree that differ only in their revision: good, then every commit on
 // bad's first-parent line after it (a merge is one step), as specs at each

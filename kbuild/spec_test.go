@@ -51,3 +51,21 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// A range names both ends, either spelled out or as git's GOOD..BAD, the
+// parts on both; a spec at one revision is not a range.
+func TestParseRange(t *testing.T) {
+	dir := t.TempDir()
+	tree, patch := filepath.Join(dir, "linux"), filepath.Join(dir, "fix.patch")
+	os.Mkdir(tree, 0o755)
+	os.WriteFile(patch, nil, 0o644)
+	for _, in := range []string{"src:" + tree + "@v1..v2+" + patch, "src:" + tree + "@v1+" + patch + "..src:" + tree + "@v2+" + patch} {
+		g, b, err := ParseRange(in)
+		if err != nil || g.String() != "src:"+tree+"@v1+"+patch || b.String() != "src:"+tree+"@v2+"+patch {
+			t.Errorf("%q: %v, %v, %v", in, g, b, err)
+		}
+	}
+	if _, _, err := ParseRange("src:" + tree + "@v1"); !errors.Is(err, ErrBad) || !strings.Contains(err.Error(), "is not a range") {
+		t.Errorf("one revision: %v", err)
+	}
+}

@@ -24,6 +24,9 @@ type Listed struct {
 	Netns Side  `json:"netns"`
 	To    *Side `json:"to,omitempty"` // the other side of an unfinished move
 	State State `json:"state"`
+	// Stale: every namespace of the run is gone, and its devices with
+	// them; cleanup prunes the record.
+	Stale bool `json:"stale,omitempty"`
 	// Abandoned: a killed move that cleanup has begun to delete.
 	Abandoned bool `json:"abandoned,omitempty"`
 	PID       int  `json:"pid"`
@@ -63,6 +66,7 @@ func (s *Store) List() ([]Listed, []Bad, error) {
 		if r.To != nil {
 			l.To = &Side{Netns: r.To.Netns, Inode: r.To.Inode, Devices: len(r.To.Links), Gone: st.gone(r.To.Place)}
 		}
+		l.Stale = l.Netns.Gone && (l.To == nil || l.To.Gone)
 		out = append(out, l)
 	}
 	return out, bad, err

@@ -121,7 +121,7 @@ func runAll(dir string, steps [][]string) error {
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=devbulk-tests", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=devbulk-tests", "GIT_COMMITTER_EMAIL=t@localhost")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return &exec.ExitError{ProcessState: cmd.ProcessState, Stderr: append([]byte(strings.Join(s, " ")+": "), out...)}
+			return fmt.Errorf("%s: %w\n%s", strings.Join(s, " "), err, out)
 		}
 	}
 	return nil

@@ -55,8 +55,11 @@ func recordedRuns() ([]runs.Listed, []runs.Bad, error) {
 func printRuns(w io.Writer, list []runs.Listed, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PREFIX\tKIND\tDEVICES\tGROUP\tNETNS\tSTATE\tDEVBULK\tAGE")
-	killed := 0
+	killed, stale := 0, 0
 	for _, l := range list {
+		if l.Stale {
+			stale++
+		}
 		state := string(l.State)
 		if l.Abandoned {
 			state = "abandoned"
@@ -73,21 +76,10 @@ func printRuns(w io.Writer, list []runs.Listed, now time.Time) error {
 	if killed > 0 {
 		fmt.Fprintf(w, "%d run(s) whose devbulk was killed mid-way: `devbulk cleanup` finishes them\n", killed)
 	}
-	if n := stale(list); n > 0 {
-		fmt.Fprintf(w, "%d stale record(s): their namespace is gone, and their devices with it: `devbulk cleanup` prunes them\n", n)
+	if stale > 0 {
+		fmt.Fprintf(w, "%d stale record(s): their namespace is gone, and their devices with it: `devbulk cleanup` prunes them\n", stale)
 	}
 	return nil
-}
-
-// stale counts the runs whose every namespace is gone.
-func stale(list []runs.Listed) int {
-	n := 0
-	for _, l := range list {
-		if l.Netns.Gone && (l.To == nil || l.To.Gone) {
-			n++
-		}
-	}
-	return n
 }
 
 // where names a run's namespace; both while a move is under way (or was
