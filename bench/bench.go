@@ -70,7 +70,7 @@ type Options struct {
 	Influence bool
 	// Bystander, when set, runs a prober in a namespace of its own for the
 	// whole bench: its idle baseline first, then what it waited during
-	// each phase (batch.Phase.Bystander).
+	// each phase (Phase.Bystander).
 	Bystander *bystander.Config
 	// Progress, when set, receives one line per step.
 	Progress func(string)
@@ -357,13 +357,13 @@ func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error
 	// links are looked up after it.
 	var found []nlbatch.Link
 	began := time.Now()
-	p, err := profiled(o.createProf, func() (p batch.Phase, err error) {
+	p, err := profiled(o.createProf, func() (p Phase, err error) {
 		// The trace buffer is allocated before the memory is read.
-		mem := batch.StartKernelMem()
-		p, found, err = batch.Create(ctx, st.conn, st.links, batch.RequestOptions{Strategy: o.Create, Progress: progress})
+		mem := startKernelMem()
+		p.Phase, found, err = batch.Create(ctx, st.conn, st.links, batch.RequestOptions{Strategy: o.Create, Progress: progress})
 		p.KernelMem = mem(p.Devices - p.Failed)
 		return p, err
-	}, func(p batch.Phase) int { return p.Devices - p.Failed })
+	}, func(p Phase) int { return p.Devices - p.Failed })
 	c.Create = p
 	o.beside(&c.Create, began)
 	if err != nil {
@@ -400,7 +400,7 @@ func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error
 // strategy m, and returns the phase and that namespace's stage, whose set
 // holds the links as they are there (the lower devices devbulk made stay
 // in st's namespace, and go with it).
-func moved(ctx context.Context, o Options, st *stage, m batch.MoveStrategy) (*batch.Phase, *stage, error) {
+func moved(ctx context.Context, o Options, st *stage, m batch.MoveStrategy) (*Phase, *stage, error) {
 	to, err := emptyStage()
 	if err != nil {
 		return nil, nil, err
@@ -409,9 +409,9 @@ func moved(ctx context.Context, o Options, st *stage, m batch.MoveStrategy) (*ba
 		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s move", len(st.set.Links), m))}
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
 	began := time.Now()
-	p, err := profiled(o.moveProf, func() (p batch.Phase, err error) {
-		return rcuCounted(o, func() (batch.Phase, error) { p, to.set, err = batch.Move(ctx, t, st.set, m, mo); return p, err })
-	}, func(p batch.Phase) int { return p.Devices })
+	p, err := profiled(o.moveProf, func() (Phase, error) {
+		return rcuCounted(o, func() (p batch.Phase, err error) { p, to.set, err = batch.Move(ctx, t, st.set, m, mo); return p, err })
+	}, func(p Phase) int { return p.Devices })
 	o.beside(&p, began)
 	if err == nil && p.Failed > 0 {
 		err = fmt.Errorf("%d of %d links not moved: %s", p.Failed, p.Devices, strings.Join(p.Errors, "; "))
@@ -426,19 +426,19 @@ func moved(ctx context.Context, o Options, st *stage, m batch.MoveStrategy) (*ba
 // traced runs a delete phase with its RCU counts (--trace-rcu) and its
 // profile (--profile), when asked for. The RCU counts go inside the
 // profile's bounds: switching the tracer on and off waits for RCU itself.
-func traced(o Options, del func() (batch.Phase, error)) (batch.Phase, error) {
-	return profiled(o.prof, func() (batch.Phase, error) { return rcuCounted(o, del) }, func(p batch.Phase) int { return p.Devices })
+func traced(o Options, del func() (batch.Phase, error)) (Phase, error) {
+	return profiled(o.prof, func() (Phase, error) { return rcuCounted(o, del) }, func(p Phase) int { return p.Devices })
 }
 
 // rcuCounted runs a phase with its RCU counts (--trace-rcu), when asked
 // for.
-func rcuCounted(o Options, phase func() (batch.Phase, error)) (p batch.Phase, err error) {
+func rcuCounted(o Options, phase func() (batch.Phase, error)) (p Phase, err error) {
 	if o.rcu != nil {
 		if err := o.rcu.Reset(); err != nil {
 			return p, err
 		}
 	}
-	p, err = phase()
+	p.Phase, err = phase()
 	if o.rcu != nil && err == nil {
 		p.RCU, err = o.rcu.Read()
 	}
@@ -447,12 +447,12 @@ func rcuCounted(o Options, phase func() (batch.Phase, error)) (p batch.Phase, er
 
 // profiled runs a phase under the kernel profiler, when there is one, and
 // adds the profile to the phase, per device of units.
-func profiled(prof *kprofile.Profiler, run func() (batch.Phase, error), units func(batch.Phase) int) (batch.Phase, error) {
+func profiled(prof *kprofile.Profiler, run func() (Phase, error), units func(Phase) int) (Phase, error) {
 	if prof == nil {
 		return run()
 	}
 	if err := prof.Start(); err != nil {
-		return batch.Phase{}, fmt.Errorf("--profile: %w", err)
+		return Phase{}, fmt.Errorf("--profile: %w", err)
 	}
 	p, err := run()
 	pr, perr := prof.Stop(p.WallNS, units(p)) // puts the tracer back, whatever run did
@@ -466,7 +466,7 @@ func profiled(prof *kprofile.Profiler, run func() (batch.Phase, error), units fu
 }
 
 // ipCycle does the cycle's work with iproute2 in a namespace of its own.
-func ipCycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (create, del *batch.Phase, err error) {
+func ipCycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (create, del *Phase, err error) {
 	st, err := newStage(o, n)
 	if err != nil {
 		return nil, nil, err

@@ -41,7 +41,7 @@ func startBystander(ctx context.Context, o Options) (*bystander.Prober, *bystand
 
 // beside adds to phase p, begun at began and just ended, what the
 // bystander waited meanwhile.
-func (o Options) beside(p *batch.Phase, began time.Time) {
+func (o Options) beside(p *Phase, began time.Time) {
 	if o.prober != nil {
 		st := o.prober.Window(began, time.Now())
 		p.Bystander = &st
@@ -99,8 +99,8 @@ func (o Options) pauses(rep int) []bool {
 // prober against those run with it paused.
 func (r *Report) influence(n int, with, without []Cycle) {
 	r.Influence = appendIf(r.Influence, vs(n, "create", string(with[0].Create.Strategy),
-		side{"without bystander", walls(without, func(c Cycle) *batch.Phase { return &c.Create })},
-		side{"with bystander", walls(with, func(c Cycle) *batch.Phase { return &c.Create })}))
+		side{"without bystander", walls(without, func(c Cycle) *Phase { return &c.Create })},
+		side{"with bystander", walls(with, func(c Cycle) *Phase { return &c.Create })}))
 	for _, d := range strategies(with, deleteOf) {
 		r.Influence = appendIf(r.Influence, vs(n, "delete", d,
 			side{"without bystander", walls(byStrategy(without, deleteOf, d), deleteOf)},

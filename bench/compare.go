@@ -47,12 +47,12 @@ func (r *Report) compare() {
 		// devbulk against iproute2: creation, then each delete strategy
 		// iproute2 has an equivalent for.
 		r.Comparisons = appendIf(r.Comparisons, vs(n, "create", string(cycles[0].Create.Strategy),
-			side{"devbulk", walls(cycles, func(c Cycle) *batch.Phase { return &c.Create })},
-			side{"iproute2", walls(cycles, func(c Cycle) *batch.Phase { return c.IPCreate })}))
+			side{"devbulk", walls(cycles, func(c Cycle) *Phase { return &c.Create })},
+			side{"iproute2", walls(cycles, func(c Cycle) *Phase { return c.IPCreate })}))
 		for _, d := range strategies(cycles, deleteOf) {
 			of := byStrategy(cycles, deleteOf, d)
 			r.Comparisons = appendIf(r.Comparisons, vs(n, "delete", d,
-				side{"devbulk", walls(of, deleteOf)}, side{"iproute2", walls(of, func(c Cycle) *batch.Phase { return c.IPDelete })}))
+				side{"devbulk", walls(of, deleteOf)}, side{"iproute2", walls(of, func(c Cycle) *Phase { return c.IPDelete })}))
 		}
 		// Every delete strategy against the fastest batch path, and every
 		// move strategy against the fastest move.
@@ -74,7 +74,7 @@ func (r *Report) compare() {
 
 // against compares each strategy of phase with the fastest of those best
 // accepts, over the cycles of count n.
-func (r *Report) against(n int, cycles []Cycle, name string, phase func(Cycle) *batch.Phase, best func(string) bool) {
+func (r *Report) against(n int, cycles []Cycle, name string, phase func(Cycle) *Phase, best func(string) bool) {
 	b := fastest(cycles, phase, best)
 	if b == "" {
 		return
@@ -115,7 +115,7 @@ func vs(n int, phase, strategy string, a, b side) *Comparison {
 	return &Comparison{Count: n, Phase: phase, Strategy: strategy, Comparison: *c}
 }
 
-func walls(cs []Cycle, phase func(Cycle) *batch.Phase) []float64 {
+func walls(cs []Cycle, phase func(Cycle) *Phase) []float64 {
 	var out []float64
 	for _, c := range cs {
 		if p := phase(c); p != nil && p.WallNS > 0 {
@@ -137,7 +137,7 @@ func counts(cs []Cycle) []int {
 
 // strategies are the strategies of phase in the cycles, in order of first
 // appearance.
-func strategies(cs []Cycle, phase func(Cycle) *batch.Phase) []string {
+func strategies(cs []Cycle, phase func(Cycle) *Phase) []string {
 	var out []string
 	for _, c := range cs {
 		if p := phase(c); p != nil && !slices.Contains(out, p.Strategy) {
@@ -148,17 +148,17 @@ func strategies(cs []Cycle, phase func(Cycle) *batch.Phase) []string {
 }
 
 // byStrategy are the cycles whose phase ran strategy s.
-func byStrategy(cs []Cycle, phase func(Cycle) *batch.Phase, s string) []Cycle {
+func byStrategy(cs []Cycle, phase func(Cycle) *Phase, s string) []Cycle {
 	return slices.DeleteFunc(slices.Clone(cs), func(c Cycle) bool { p := phase(c); return p == nil || p.Strategy != s })
 }
 
 // deleteOf and moveOf are a cycle's delete and move phases.
-func deleteOf(c Cycle) *batch.Phase { return &c.Delete }
-func moveOf(c Cycle) *batch.Phase   { return c.Move }
+func deleteOf(c Cycle) *Phase { return &c.Delete }
+func moveOf(c Cycle) *Phase   { return c.Move }
 
 // fastest is the strategy of phase with the lowest median wall time among
 // those keep accepts, "" when none ran.
-func fastest(cs []Cycle, phase func(Cycle) *batch.Phase, keep func(string) bool) string {
+func fastest(cs []Cycle, phase func(Cycle) *Phase, keep func(string) bool) string {
 	best, bestWall := "", 0.0
 	for _, s := range strategies(cs, phase) {
 		if !keep(s) {

@@ -17,13 +17,13 @@ func cycles(n int, create, ipCreate []int64, deletes map[string][]int64, ipDelet
 	for rep := range create {
 		for d, walls := range deletes {
 			c := Cycle{Count: n, Repeat: rep + 1,
-				Create: batch.Phase{Name: "create", Strategy: "pipelined", Devices: n, WallNS: create[rep], MsPerDevice: float64(create[rep]) / 1e6 / float64(n)},
-				Delete: batch.Phase{Name: "delete", Strategy: d, Devices: n, WallNS: walls[rep]}}
+				Create: Phase{Phase: batch.Phase{Name: "create", Strategy: "pipelined", Devices: n, WallNS: create[rep], MsPerDevice: float64(create[rep]) / 1e6 / float64(n)}},
+				Delete: Phase{Phase: batch.Phase{Name: "delete", Strategy: d, Devices: n, WallNS: walls[rep]}}}
 			if ipCreate != nil {
-				c.IPCreate = &batch.Phase{WallNS: ipCreate[rep]}
+				c.IPCreate = &Phase{Phase: batch.Phase{WallNS: ipCreate[rep]}}
 			}
 			if ip := ipDeletes[d]; ip != nil {
-				c.IPDelete = &batch.Phase{WallNS: ip[rep]}
+				c.IPDelete = &Phase{Phase: batch.Phase{WallNS: ip[rep]}}
 			}
 			out = append(out, c)
 		}

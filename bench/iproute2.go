@@ -17,30 +17,30 @@ import (
 )
 
 // ipCreate creates links with `ip -batch -` inside ns and measures it.
-func ipCreate(ctx context.Context, ns netns.NsHandle, links []devices.Link) (*batch.Phase, error) {
+func ipCreate(ctx context.Context, ns netns.NsHandle, links []devices.Link) (*Phase, error) {
 	var script strings.Builder
 	for i := range links {
 		script.WriteString(links[i].IPCommand() + "\n")
 	}
-	p := &batch.Phase{Name: "create", Tool: "iproute2", Strategy: "ip -batch", Devices: len(links)}
+	p := &Phase{Phase: batch.Phase{Name: "create", Tool: "iproute2", Strategy: "ip -batch", Devices: len(links)}}
 	return p, runIP(ctx, ns, p, script.String(), "-batch", "-")
 }
 
 // ipDelete deletes s with the iproute2 command equivalent to strategy d,
 // inside ns, and measures it. It returns a nil phase where iproute2 has no
 // equivalent (parallel, netns, module).
-func ipDelete(ctx context.Context, ns netns.NsHandle, d batch.DeleteStrategy, s *batch.Set) (*batch.Phase, error) {
+func ipDelete(ctx context.Context, ns netns.NsHandle, d batch.DeleteStrategy, s *batch.Set) (*Phase, error) {
 	ip, ok := d.IPCommand(s)
 	if !ok {
 		return nil, nil
 	}
-	p := &batch.Phase{Name: "delete", Tool: "iproute2", Strategy: ip.Label, Devices: len(s.Links)}
+	p := &Phase{Phase: batch.Phase{Name: "delete", Tool: "iproute2", Strategy: ip.Label, Devices: len(s.Links)}}
 	return p, runIP(ctx, ns, p, ip.Stdin, ip.Args...)
 }
 
 // runIP runs ip with args and stdin inside ns, filling p's wall and CPU time
 // (those of the ip process).
-func runIP(ctx context.Context, ns netns.NsHandle, p *batch.Phase, stdin string, args ...string) error {
+func runIP(ctx context.Context, ns netns.NsHandle, p *Phase, stdin string, args ...string) error {
 	path, err := exec.LookPath("ip")
 	if err != nil {
 		return fmt.Errorf("--compare iproute2 needs the ip command (apt-get install iproute2): %w", err)

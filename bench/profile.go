@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/devbulk/devbulk"
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/kprofile"
 )
@@ -61,7 +60,7 @@ func (r *Report) Profiles() []PhaseProfile {
 
 // addProfile adds phase d's profile, if it has one, to its count's,
 // phase's and strategy's sum in out.
-func addProfile(out []PhaseProfile, count int, d *batch.Phase) []PhaseProfile {
+func addProfile(out []PhaseProfile, count int, d *Phase) []PhaseProfile {
 	if d.Profile == nil {
 		return out
 	}

@@ -14,13 +14,10 @@ import (
 // the table prints them largest first.
 func TestProfilesAddUp(t *testing.T) {
 	cycle := func(barrier, kobject, unattributed int64) Cycle {
-		return Cycle{Count: 100, Repeat: 1, Delete: batch.Phase{Name: "delete", Strategy: "serial", Devices: 100,
-			WallNS: barrier + kobject + unattributed, UnattributedNS: unattributed,
-			Profile: []kprofile.Entry{{Function: "rcu_barrier", Calls: 100, TotalNS: barrier}, {Function: "netdev_unregister_kobject", Calls: 100, TotalNS: kobject}}}}
+		return Cycle{Count: 100, Repeat: 1, Delete: Phase{Phase: batch.Phase{Name: "delete", Strategy: "serial", Devices: 100, WallNS: barrier + kobject + unattributed}, UnattributedNS: unattributed, Profile: []kprofile.Entry{{Function: "rcu_barrier", Calls: 100, TotalNS: barrier}, {Function: "netdev_unregister_kobject", Calls: 100, TotalNS: kobject}}}}
 	}
 	r := &Report{Kind: "dummy", Runs: []Cycle{cycle(1_600_000_000, 100_000_000, 300_000_000), cycle(1_400_000_000, 100_000_000, 500_000_000)}}
-	r.Runs[1].Create = batch.Phase{Name: "create", Strategy: "pipelined", Devices: 100, WallNS: 50_000_000, UnattributedNS: 10_000_000,
-		Profile: []kprofile.Entry{{Function: "register_netdevice", Calls: 100, TotalNS: 40_000_000}}}
+	r.Runs[1].Create = Phase{Phase: batch.Phase{Name: "create", Strategy: "pipelined", Devices: 100, WallNS: 50_000_000}, UnattributedNS: 10_000_000, Profile: []kprofile.Entry{{Function: "register_netdevice", Calls: 100, TotalNS: 40_000_000}}}
 	pps := r.Profiles()
 	if len(pps) != 2 || pps[0].Phase != "create" || pps[0].Entries[0].PerDeviceNS != 400_000 || pps[0].Entries[0].Share != 0.8 {
 		t.Fatalf("create profile %+v", pps)

@@ -10,7 +10,6 @@ import (
 	"github.com/devbulk/devbulk/bystander"
 
 	"github.com/devbulk/devbulk"
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/internal/result"
 	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/rcutrace"
@@ -55,18 +54,18 @@ type Report struct {
 
 // Cycle is one create→delete cycle of Count links.
 type Cycle struct {
-	Count  int         `json:"count"`
-	Repeat int         `json:"repeat"` // 1-based
-	Create batch.Phase `json:"create"`
+	Count  int   `json:"count"`
+	Repeat int   `json:"repeat"` // 1-based
+	Create Phase `json:"create"`
 	// Move (--move) is the move of the links into a second namespace,
 	// between the creation and the delete, which runs there.
-	Move   *batch.Phase `json:"move,omitempty"`
-	Delete batch.Phase  `json:"delete"`
+	Move   *Phase `json:"move,omitempty"`
+	Delete Phase  `json:"delete"`
 	// IPCreate and IPDelete are the same work done by iproute2 (--compare),
 	// in a namespace of its own, before devbulk's cycle when IPFirst.
-	IPCreate *batch.Phase `json:"iproute2_create,omitempty"`
-	IPDelete *batch.Phase `json:"iproute2_delete,omitempty"`
-	IPFirst  bool         `json:"iproute2_first,omitempty"`
+	IPCreate *Phase `json:"iproute2_create,omitempty"`
+	IPDelete *Phase `json:"iproute2_delete,omitempty"`
+	IPFirst  bool   `json:"iproute2_first,omitempty"`
 	// Namespaces (--namespaces) is the count of namespaces the cycle's
 	// devices were spread over, created and deleted at once, a worker each
 	// (0: one, the plain cycle).
@@ -78,8 +77,8 @@ type Cycle struct {
 
 // Phases are the cycle's phases in the order they ran (devbulk's, then
 // iproute2's), those that did.
-func (c *Cycle) Phases() []*batch.Phase {
-	return slices.DeleteFunc([]*batch.Phase{&c.Create, c.Move, &c.Delete, c.IPCreate, c.IPDelete}, func(p *batch.Phase) bool { return p == nil })
+func (c *Cycle) Phases() []*Phase {
+	return slices.DeleteFunc([]*Phase{&c.Create, c.Move, &c.Delete, c.IPCreate, c.IPDelete}, func(p *Phase) bool { return p == nil })
 }
 
 // WriteTable prints the report for people.
@@ -135,7 +134,7 @@ func (r *Report) writePhases(w io.Writer) error {
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, c := range r.Runs {
-		for _, pp := range [][2]*batch.Phase{{&c.Create, c.IPCreate}, {c.Move, nil}, {&c.Delete, c.IPDelete}} {
+		for _, pp := range [][2]*Phase{{&c.Create, c.IPCreate}, {c.Move, nil}, {&c.Delete, c.IPDelete}} {
 			if pp[0] != nil {
 				fmt.Fprintln(tw, strings.Join(phaseCells(c, pp[0], pp[1], has), "\t")+"\t")
 			}
@@ -148,7 +147,7 @@ func (r *Report) writePhases(w io.Writer) error {
 type columns struct{ lat, mem, ip bool }
 
 // phaseCells is the row of phase p of cycle c, beside iproute2's ip.
-func phaseCells(c Cycle, p, ip *batch.Phase, has columns) []string {
+func phaseCells(c Cycle, p, ip *Phase, has columns) []string {
 	strategy := p.Strategy
 	if p.Module != "" {
 		strategy += " (" + p.Module + ")"
@@ -228,7 +227,7 @@ func hasNetns(r *Report) bool {
 }
 
 // rcuLine prints a phase's RCU counts per device and per unregister call.
-func rcuLine(p *batch.Phase) string {
+func rcuLine(p *Phase) string {
 	batches := p.RCU[rcutrace.Batches]
 	parts := []string{fmt.Sprintf("%d unregister calls", batches)}
 	for _, fn := range rcutrace.Functions {
@@ -244,7 +243,7 @@ func rcuLine(p *batch.Phase) string {
 
 // kmemNote is the line under the table on what a phase cost the kernel in
 // memory, and its figure per device or why there is none.
-func kmemNote(n int, phase string, m *batch.KernelMem) string {
+func kmemNote(n int, phase string, m *KernelMem) string {
 	per := fmt.Sprintf("%.1f KiB per device", m.PerDeviceKiB)
 	if m.Withheld != "" {
 		per = "no figure per device: " + m.Withheld

@@ -62,7 +62,7 @@ func spread(ctx context.Context, o Options, n, k int, d batch.DeleteStrategy) (C
 // together runs phase in every stage at once, a goroutine each, and sums
 // them up in p: the devices, what failed, the wall time from the first
 // start to the last end, and devbulk's CPU time meanwhile.
-func together(stages []*stage, p batch.Phase, phase func(*stage) (batch.Phase, error)) (batch.Phase, error) {
+func together(stages []*stage, p batch.Phase, phase func(*stage) (batch.Phase, error)) (Phase, error) {
 	phases := make([]batch.Phase, len(stages))
 	errs := make([]error, len(stages))
 	start := make(chan struct{})
@@ -87,7 +87,7 @@ func together(stages []*stage, p batch.Phase, phase func(*stage) (batch.Phase, e
 		p.Errors = append(p.Errors, q.Errors...)
 	}
 	p.FillRates()
-	return p, firstOf(errs)
+	return Phase{Phase: p}, firstOf(errs)
 }
 
 // firstOf is the first of the workers' errors, with how many others
@@ -144,7 +144,7 @@ func spreadCycles(ctx context.Context, o Options, r *Report, n, rep int) error {
 // cycles of count n in k namespaces against those in one: below 1, the
 // work went faster spread out.
 func (r *Report) scaling(n int, cycles []Cycle) {
-	of := func(k int, phase func(Cycle) *batch.Phase, d string) []float64 {
+	of := func(k int, phase func(Cycle) *Phase, d string) []float64 {
 		var cs []Cycle
 		for _, c := range cycles {
 			if c.Namespaces == k && (d == "" || c.Delete.Strategy == d) {
@@ -153,7 +153,7 @@ func (r *Report) scaling(n int, cycles []Cycle) {
 		}
 		return walls(cs, phase)
 	}
-	create := func(c Cycle) *batch.Phase { return &c.Create }
+	create := func(c Cycle) *Phase { return &c.Create }
 	for _, k := range spreads(cycles) {
 		if k == 1 {
 			continue

@@ -11,7 +11,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
 )
 
@@ -92,4 +91,4 @@ func shadePhases(p *plot.Plot, r *bench.Report, lo, hi float64) error {
 	return nil
 }
 
-func phaseLabel(ph *batch.Phase) string { return ph.Name + " " + ph.Strategy }
+func phaseLabel(ph *bench.Phase) string { return ph.Name + " " + ph.Strategy }

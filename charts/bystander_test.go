@@ -15,8 +15,8 @@ func TestBystanderChart(t *testing.T) {
 	idle := &bystander.Stats{Op: "link", Rate: 10, Ops: 100, P99: 30e6}
 	cycle := func(from, to int64, strategy string) bench.Cycle {
 		return bench.Cycle{Count: 1000,
-			Create: batch.Phase{Name: "create", Strategy: "pipelined", Bystander: &bystander.Stats{From: from, To: from + 1e8}},
-			Delete: batch.Phase{Name: "delete", Strategy: strategy, Bystander: &bystander.Stats{From: from + 2e8, To: to}}}
+			Create: bench.Phase{Phase: batch.Phase{Name: "create", Strategy: "pipelined"}, Bystander: &bystander.Stats{From: from, To: from + 1e8}},
+			Delete: bench.Phase{Phase: batch.Phase{Name: "delete", Strategy: strategy}, Bystander: &bystander.Stats{From: from + 2e8, To: to}}}
 	}
 	r := &bench.Report{Kind: "ifb", BystanderIdle: idle, Runs: []bench.Cycle{cycle(1e10, 1.1e10, "group"), cycle(1.2e10, 1.3e10, "group")},
 		BystanderTrace: []bystander.Point{{At: 0, Latency: 15e6}, {At: 1e8, Latency: 0}, {At: 1.05e10, Latency: 600e6}}}

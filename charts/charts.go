@@ -25,7 +25,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/bisect"
 	"github.com/devbulk/devbulk/check"
@@ -35,7 +34,7 @@ import (
 // Bench plots ms per device against N on log scales: one line per phase
 // and strategy (the median over repeats), iproute2's beside devbulk's.
 func Bench(r *bench.Report) (*plot.Plot, error) {
-	lines := medianLines(r, func(ph *batch.Phase) (float64, bool) {
+	lines := medianLines(r, func(ph *bench.Phase) (float64, bool) {
 		return float64(ph.WallNS) / 1e6 / float64(ph.Devices), ph.WallNS > 0
 	})
 	if len(lines) == 0 {
@@ -65,11 +64,11 @@ func Bench(r *bench.Report) (*plot.Plot, error) {
 // what each create phase added to slab, per-CPU and vmalloc memory, and
 // what it took from MemAvailable, per device (the medians over repeats).
 func BenchMemory(r *bench.Report) (*plot.Plot, error) {
-	kernel := medianLines(r, func(ph *batch.Phase) (float64, bool) {
-		return kmemOf(ph, func(m *batch.KernelMem) float64 { return m.PerDeviceKiB })
+	kernel := medianLines(r, func(ph *bench.Phase) (float64, bool) {
+		return kmemOf(ph, func(m *bench.KernelMem) float64 { return m.PerDeviceKiB })
 	})
-	available := medianLines(r, func(ph *batch.Phase) (float64, bool) {
-		return kmemOf(ph, func(m *batch.KernelMem) float64 { return -m.AvailablePerDeviceKiB })
+	available := medianLines(r, func(ph *bench.Phase) (float64, bool) {
+		return kmemOf(ph, func(m *bench.KernelMem) float64 { return -m.AvailablePerDeviceKiB })
 	})
 	if len(kernel) == 0 {
 		return nil, noMemoryFigures(r)
@@ -110,7 +109,7 @@ func noMemoryFigures(r *bench.Report) error {
 
 // kmemOf is f of the phase's kernel memory, when it is a create phase that
 // has one.
-func kmemOf(ph *batch.Phase, f func(*batch.KernelMem) float64) (float64, bool) {
+func kmemOf(ph *bench.Phase, f func(*bench.KernelMem) float64) (float64, bool) {
 	if ph.KernelMem == nil || ph.KernelMem.Withheld != "" || ph.Name != "create" {
 		return 0, false
 	}
@@ -120,7 +119,7 @@ func kmemOf(ph *batch.Phase, f func(*batch.KernelMem) float64) (float64, bool) {
 // medianLines is, for every phase and strategy (and tool) of the report
 // that value gives a figure for, its label and its points: the median
 // figure at each N, in order of N; as plotutil.AddLinePoints takes them.
-func medianLines(r *bench.Report, value func(*batch.Phase) (float64, bool)) []any {
+func medianLines(r *bench.Report, value func(*bench.Phase) (float64, bool)) []any {
 	perN := map[string]map[int][]float64{}
 	var labels []string
 	for _, c := range r.Runs {

@@ -99,7 +99,7 @@ func TestCharts(t *testing.T) {
 // One count and one value: log axes still get a range, and ticks.
 func TestBenchOfOnePoint(t *testing.T) {
 	r := &bench.Report{Header: devbulk.Header{Tool: "devbulk", Kernel: "k"}, Kind: "ifb", Runs: []bench.Cycle{{Count: 1,
-		Create: batch.Phase{Name: "create", Strategy: "pipelined", Devices: 1, WallNS: 50000}}}}
+		Create: bench.Phase{Phase: batch.Phase{Name: "create", Strategy: "pipelined", Devices: 1, WallNS: 50000}}}}}
 	p, err := Bench(r)
 	if err != nil {
 		t.Fatal(err)
@@ -150,9 +150,8 @@ func TestLegendBesideThePlot(t *testing.T) {
 // median of each count's repeats, and MemAvailable taken beside it.
 func TestBenchMemory(t *testing.T) {
 	create := func(n int, kib, avail float64) bench.Cycle {
-		return bench.Cycle{Count: n, Create: batch.Phase{Name: "create", Strategy: "pipelined", Devices: n, WallNS: 1e6,
-			KernelMem: &batch.KernelMem{PerDeviceKiB: kib, AvailablePerDeviceKiB: -avail}},
-			Delete: batch.Phase{Name: "delete", Strategy: "group", Devices: n, WallNS: 1e6}}
+		return bench.Cycle{Count: n, Create: bench.Phase{Phase: batch.Phase{Name: "create", Strategy: "pipelined", Devices: n, WallNS: 1e6}, KernelMem: &bench.KernelMem{PerDeviceKiB: kib, AvailablePerDeviceKiB: -avail}},
+			Delete: bench.Phase{Phase: batch.Phase{Name: "delete", Strategy: "group", Devices: n, WallNS: 1e6}}}
 	}
 	r := &bench.Report{Header: devbulk.Header{Tool: "devbulk", Kernel: "k"}, Kind: "ifb",
 		Runs: []bench.Cycle{create(1000, 40, 55), create(1000, 44, 60), create(1000, 41, 58), create(100000, 43, 61)}}
@@ -169,17 +168,16 @@ func TestBenchMemory(t *testing.T) {
 	if strings.Contains(texts, "delete group") {
 		t.Errorf("a delete phase has no memory line: %q", texts)
 	}
-	lines := medianLines(r, func(ph *batch.Phase) (float64, bool) {
-		return kmemOf(ph, func(m *batch.KernelMem) float64 { return m.PerDeviceKiB })
+	lines := medianLines(r, func(ph *bench.Phase) (float64, bool) {
+		return kmemOf(ph, func(m *bench.KernelMem) float64 { return m.PerDeviceKiB })
 	})
 	if xy := lines[1].(plotter.XYs); len(xy) != 2 || xy[0] != (plotter.XY{X: 1000, Y: 41}) || xy[1] != (plotter.XY{X: 100000, Y: 43}) {
 		t.Errorf("points %v, want the median 41 at 1000 and 43 at 100000", xy)
 	}
-	if _, err := BenchMemory(&bench.Report{Kind: "ifb", Runs: []bench.Cycle{{Count: 1, Create: batch.Phase{Name: "create", Devices: 1}}}}); err == nil {
+	if _, err := BenchMemory(&bench.Report{Kind: "ifb", Runs: []bench.Cycle{{Count: 1, Create: bench.Phase{Phase: batch.Phase{Name: "create", Devices: 1}}}}}); err == nil {
 		t.Error("a bench without memory figures was drawn")
 	}
-	withheld := &bench.Report{Kind: "ifb", Runs: []bench.Cycle{{Count: 10, Create: batch.Phase{Name: "create", Devices: 10,
-		KernelMem: &batch.KernelMem{Withheld: "the 10 devices grew 410 KiB, under the 2 MiB from which the figure is stable"}}}}}
+	withheld := &bench.Report{Kind: "ifb", Runs: []bench.Cycle{{Count: 10, Create: bench.Phase{Phase: batch.Phase{Name: "create", Devices: 10}, KernelMem: &bench.KernelMem{Withheld: "the 10 devices grew 410 KiB, under the 2 MiB from which the figure is stable"}}}}}
 	if _, err := BenchMemory(withheld); err == nil || !strings.Contains(err.Error(), "each was withheld (N=10: the 10 devices grew 410 KiB") {
 		t.Errorf("a bench whose figures were all withheld: %v", err)
 	}

@@ -17,14 +17,13 @@ func TestProfileChart(t *testing.T) {
 		for _, e := range entries {
 			traced += e.TotalNS
 		}
-		return bench.Cycle{Count: 100, Delete: batch.Phase{Name: "delete", Strategy: strategy, Devices: 100, WallNS: wall, UnattributedNS: wall - traced, Profile: entries}}
+		return bench.Cycle{Count: 100, Delete: bench.Phase{Phase: batch.Phase{Name: "delete", Strategy: strategy, Devices: 100, WallNS: wall}, UnattributedNS: wall - traced, Profile: entries}}
 	}
 	r := &bench.Report{Kind: "dummy", Runs: []bench.Cycle{
 		phase("serial", 2e9, kprofile.Entry{Function: "rcu_barrier", Calls: 100, TotalNS: 1.7e9}, kprofile.Entry{Function: "synchronize_rcu_expedited", Calls: 300, TotalNS: 0.1e9}),
 		phase("group", 30e6, kprofile.Entry{Function: "netdev_unregister_kobject", Calls: 100, TotalNS: 18e6}, kprofile.Entry{Function: "rcu_barrier", Calls: 1, TotalNS: 2e6}),
 	}}
-	r.Runs[0].Create = batch.Phase{Name: "create", Strategy: "pipelined", Devices: 100, WallNS: 20e6, UnattributedNS: 5e6,
-		Profile: []kprofile.Entry{{Function: "register_netdevice", Calls: 100, TotalNS: 15e6}}}
+	r.Runs[0].Create = bench.Phase{Phase: batch.Phase{Name: "create", Strategy: "pipelined", Devices: 100, WallNS: 20e6}, UnattributedNS: 5e6, Profile: []kprofile.Entry{{Function: "register_netdevice", Calls: 100, TotalNS: 15e6}}}
 	p, err := Profile(r)
 	if err != nil {
 		t.Fatal(err)

@@ -117,7 +117,7 @@ const (
 	UnitDevPerSec = "dev/s"
 	UnitNsPerSec  = "netns/s"
 	// UnitKernelKiB is the kernel memory a created device holds (see
-	// batch.KernelMem).
+	// bench.KernelMem).
 	UnitKernelKiB = "kernel-KiB/device"
 )
 

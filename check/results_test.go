@@ -15,8 +15,8 @@ import (
 func TestBenchLinesProfiles(t *testing.T) {
 	prof := []kprofile.Entry{{Function: "register_netdevice", TotalNS: 4000}}
 	r := &bench.Report{Kind: "dummy", Runs: []bench.Cycle{{Count: 2,
-		Create: batch.Phase{Name: "create", Strategy: "pipelined", Devices: 2, WallNS: 10000, Profile: prof},
-		Delete: batch.Phase{Name: "delete", Strategy: "pipelined", Devices: 2, WallNS: 20000, Profile: []kprofile.Entry{{Function: "rcu_barrier", TotalNS: 8000}}}}}}
+		Create: bench.Phase{Phase: batch.Phase{Name: "create", Strategy: "pipelined", Devices: 2, WallNS: 10000}, Profile: prof},
+		Delete: bench.Phase{Phase: batch.Phase{Name: "delete", Strategy: "pipelined", Devices: 2, WallNS: 20000}, Profile: []kprofile.Entry{{Function: "rcu_barrier", TotalNS: 8000}}}}}}
 	var names []string
 	for _, l := range BenchLines(r) {
 		names = append(names, l.Name)
@@ -36,8 +36,8 @@ func TestBenchLinesBystander(t *testing.T) {
 		return &bystander.Stats{Op: "link", Rate: 10, Ops: 5, P50: 1, P99: p99, Max: p99}
 	}
 	r := &bench.Report{Kind: "ifb", BystanderIdle: st(30e6), Runs: []bench.Cycle{{Count: 1000,
-		Create: batch.Phase{Name: "create", Strategy: "pipelined", Devices: 1000, WallNS: 10000, Bystander: st(20e6)},
-		Delete: batch.Phase{Name: "delete", Strategy: "group-w100", Devices: 1000, WallNS: 20000, Bystander: st(600e6)}}}}
+		Create: bench.Phase{Phase: batch.Phase{Name: "create", Strategy: "pipelined", Devices: 1000, WallNS: 10000}, Bystander: st(20e6)},
+		Delete: bench.Phase{Phase: batch.Phase{Name: "delete", Strategy: "group-w100", Devices: 1000, WallNS: 20000}, Bystander: st(600e6)}}}}
 	got := map[string]float64{}
 	for _, l := range BenchLines(r) {
 		got[l.Name] = l.Values[0].Value

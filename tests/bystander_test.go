@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bystander"
 
 	"github.com/devbulk/devbulk/bench"
@@ -111,7 +110,7 @@ func TestBystanderBesideCommands(t *testing.T) {
 		}
 		if args[0] == "delete" {
 			var doc struct {
-				Delete []batch.Phase    `json:"delete"`
+				Delete []bench.Phase    `json:"delete"`
 				Idle   *bystander.Stats `json:"bystander_idle"`
 			}
 			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Idle == nil || doc.Idle.Ops < 200 || len(doc.Delete) != 1 || doc.Delete[0].Bystander == nil {

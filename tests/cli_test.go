@@ -586,7 +586,7 @@ func TestBenchKernelMemory(t *testing.T) {
 	needKind(t, "ifb")
 	rep := benchJSON(t, "--kind", "ifb", "--count", "1000", "--delete", "group")
 	m := rep.Runs[0].Create.KernelMem
-	if m == nil || m.Method != batch.MethodObjects || rep.Runs[0].Delete.KernelMem != nil {
+	if m == nil || m.Method != bench.MethodObjects || rep.Runs[0].Delete.KernelMem != nil {
 		t.Fatalf("kernel memory: create %+v, delete %+v", m, rep.Runs[0].Delete.KernelMem)
 	}
 	if m.Withheld != "" && strings.Contains(m.Withheld, "other activity") { // tests of other packages ran beside it

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/kmod"
@@ -579,7 +578,7 @@ func TestVMKernelThatDoesNotBoot(t *testing.T) {
 // checkCreateProfile checks a profiled create phase of 200 dummies: one
 // rtnl_newlink and one register_netdevice per device, the sysfs entries
 // under it, and shares within the wall.
-func checkCreateProfile(t *testing.T, p batch.Phase) {
+func checkCreateProfile(t *testing.T, p bench.Phase) {
 	t.Helper()
 	calls, share := map[string]int{}, 0.0
 	for _, e := range p.Profile {

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
@@ -58,10 +59,10 @@ func create(c *cli.Context) error {
 		if mk := counter(c); mk != nil {
 			o.Progress = mk("create "+o.Kind.Name, o.Devices.Count)
 		}
-		var p batch.Phase
+		var p bench.Phase
 		var rec *runs.Record
 		idle, during, err := watched(c, by, func() (err error) {
-			p, rec, err = rs.store.Create(c.Context, rs.conn, o, rs.ns)
+			p.Phase, rec, err = rs.store.Create(c.Context, rs.conn, o, rs.ns)
 			return err
 		})
 		if err != nil {
@@ -118,11 +119,11 @@ func createOptionsOf(c *cli.Context) (batch.CreateOptions, error) {
 	return o, nil
 }
 
-func printCreated(c *cli.Context, p batch.Phase, rec *runs.Record, idle *bystander.Stats) error {
+func printCreated(c *cli.Context, p bench.Phase, rec *runs.Record, idle *bystander.Stats) error {
 	clearProgress()
 	if c.Bool("json") {
 		return json.NewEncoder(c.App.Writer).Encode(struct {
-			Phase  batch.Phase      `json:"create"`
+			Phase  bench.Phase      `json:"create"`
 			Record *runs.Record     `json:"record"`
 			Idle   *bystander.Stats `json:"bystander_idle,omitempty"`
 		}{p, rec, idle})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
@@ -130,10 +131,9 @@ func printReport(c *cli.Context, rep *runs.Report, key string, print func(*cli.C
 		return nil
 	}
 	if c.Bool("json") {
-		phases := make([]batch.Phase, len(rep.Runs))
+		phases := make([]bench.Phase, len(rep.Runs))
 		for i, o := range rep.Runs {
-			phases[i] = o.Phase
-			phases[i].Bystander = w.during // the whole command's window
+			phases[i] = bench.Phase{Phase: o.Phase, Bystander: w.during} // the whole command's window
 		}
 		doc := map[string]any{key: phases}
 		if w.idle != nil {
