@@ -113,6 +113,7 @@ func init() {
 	register(DeleteModule, &strategy{
 		order:    7,
 		oneBatch: true,
+		unloads:  true,
 		machine: func(k, lower *devices.Kind, own Own) error {
 			if mod := unloaded(k, lower, own); mod != nil {
 				return ModuleLoaded(mod)

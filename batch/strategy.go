@@ -31,6 +31,9 @@ type strategy struct {
 	order int
 	// oneBatch: every device goes in one unregister batch of the kernel.
 	oneBatch bool
+	// unloads: it unloads the kinds' modules, which takes their devices
+	// in every namespace, not only the set's.
+	unloads bool
 	// applies says why the strategy cannot tear down links of kind k
 	// (nil: whatever the kind) in a namespace devbulk made for them
 	// (dedicated) or not; nil when it can.
@@ -85,6 +88,12 @@ func ParseDelete(s string) (DeleteStrategy, error) {
 // OneBatch reports whether d takes the kernel's batch path: every device in
 // one unregister batch (see the package documentation), not one per device.
 func (d DeleteStrategy) OneBatch() bool { return d.impl().oneBatch }
+
+// UnloadsModules reports whether d tears down by unloading the kinds'
+// modules: every device of those kinds goes, in every namespace, so a
+// prober beside it must make devices of another kind, and a veth peer a
+// move left elsewhere goes too.
+func (d DeleteStrategy) UnloadsModules() bool { return d.impl().unloads }
 
 // Applies reports whether strategy d can tear down links of kind k (nil:
 // whatever the kind), and why not. dedicated says the devices live in a

@@ -78,7 +78,12 @@ type Options struct {
 	// goes one device at a time (creation, one-by-one deletes): the phase
 	// reports the steps done to the returned function.
 	Counter func(label string, total int) func(done int)
+}
 
+// runner is one bench under way: its options, and the instruments Run
+// opened for them (and closes when it returns).
+type runner struct {
+	Options
 	rcu        *rcutrace.Counter
 	prof       *kprofile.Profiler // delete phases
 	createProf *kprofile.Profiler // create phases
@@ -91,7 +96,8 @@ const Prefix = "dbk"
 
 // Run runs the cycles and returns the report. When ctx ends, the cycle in
 // progress stops and its namespace is released, which removes its devices.
-func Run(ctx context.Context, o Options) (*Report, error) {
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	o := &runner{Options: opts}
 	if o.Repeat <= 0 {
 		o.Repeat = 1
 	}
@@ -124,7 +130,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.Bystander != nil {
 		var err error
-		if o.prober, r.BystanderIdle, err = startBystander(ctx, o); err != nil {
+		if o.prober, r.BystanderIdle, err = startBystander(ctx, o.Options); err != nil {
 			return r, err
 		}
 		defer func() {
@@ -156,7 +162,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // runCycles runs the cycles of count n, repetition rep: every move and
 // delete strategy (and, with Influence, each twice), the order reversed
 // on even repetitions.
-func runCycles(ctx context.Context, o Options, r *Report, n, rep int) error {
+func runCycles(ctx context.Context, o *runner, r *Report, n, rep int) error {
 	moves, deletes := slices.Clone(o.Moves), o.variants()
 	if len(moves) == 0 {
 		moves = []batch.MoveStrategy{""} // no move
@@ -230,11 +236,12 @@ func (o Options) variants() []variant {
 
 // twin runs one cycle of strategies s, with devbulk and, with Compare,
 // iproute2, in the order given.
-func twin(ctx context.Context, o Options, c *Cycle, s cycleOf, ipFirst bool) error {
+func twin(ctx context.Context, o *runner, c *Cycle, s cycleOf, ipFirst bool) error {
 	if c.BystanderPaused {
 		o.prober.Pause()
 		defer o.prober.Resume()
-		o.prober = nil // no phase of this cycle has a bystander
+		quiet := *o
+		quiet.prober, o = nil, &quiet // no phase of this cycle has a bystander
 	}
 	devbulkSide := func() error {
 		o.progress("N=%d rep %d/%d: %s create, %s", c.Count, c.Repeat, o.Repeat, o.Create, s)
@@ -341,10 +348,10 @@ func (st *stage) release() {
 	_ = st.ns.ReleaseAndWait(2 * time.Minute)
 }
 
-func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error) {
+func cycle(ctx context.Context, o *runner, n int, s cycleOf) (c Cycle, err error) {
 	d := s.delete.d
 	c = Cycle{Count: n}
-	st, err := newStage(o, n)
+	st, err := newStage(o.Options, n)
 	if err != nil {
 		return c, err
 	}
@@ -400,7 +407,7 @@ func cycle(ctx context.Context, o Options, n int, s cycleOf) (c Cycle, err error
 // strategy m, and returns the phase and that namespace's stage, whose set
 // holds the links as they are there (the lower devices devbulk made stay
 // in st's namespace, and go with it).
-func moved(ctx context.Context, o Options, st *stage, m batch.MoveStrategy) (*Phase, *stage, error) {
+func moved(ctx context.Context, o *runner, st *stage, m batch.MoveStrategy) (*Phase, *stage, error) {
 	to, err := emptyStage()
 	if err != nil {
 		return nil, nil, err
@@ -426,13 +433,13 @@ func moved(ctx context.Context, o Options, st *stage, m batch.MoveStrategy) (*Ph
 // traced runs a delete phase with its RCU counts (--trace-rcu) and its
 // profile (--profile), when asked for. The RCU counts go inside the
 // profile's bounds: switching the tracer on and off waits for RCU itself.
-func traced(o Options, del func() (batch.Phase, error)) (Phase, error) {
+func traced(o *runner, del func() (batch.Phase, error)) (Phase, error) {
 	return profiled(o.prof, func() (Phase, error) { return rcuCounted(o, del) }, func(p Phase) int { return p.Devices })
 }
 
 // rcuCounted runs a phase with its RCU counts (--trace-rcu), when asked
 // for.
-func rcuCounted(o Options, phase func() (batch.Phase, error)) (p Phase, err error) {
+func rcuCounted(o *runner, phase func() (batch.Phase, error)) (p Phase, err error) {
 	if o.rcu != nil {
 		if err := o.rcu.Reset(); err != nil {
 			return p, err
@@ -466,8 +473,8 @@ func profiled(prof *kprofile.Profiler, run func() (Phase, error), units func(Pha
 }
 
 // ipCycle does the cycle's work with iproute2 in a namespace of its own.
-func ipCycle(ctx context.Context, o Options, n int, d batch.DeleteStrategy) (create, del *Phase, err error) {
-	st, err := newStage(o, n)
+func ipCycle(ctx context.Context, o *runner, n int, d batch.DeleteStrategy) (create, del *Phase, err error) {
+	st, err := newStage(o.Options, n)
 	if err != nil {
 		return nil, nil, err
 	}

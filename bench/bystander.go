@@ -19,7 +19,7 @@ import (
 // this kernel has whose module the bench does not unload.
 func startBystander(ctx context.Context, o Options) (*bystander.Prober, *bystander.Stats, error) {
 	var avoid []string
-	if slices.Contains(o.Deletes, batch.DeleteModule) {
+	if slices.ContainsFunc(o.Deletes, batch.DeleteStrategy.UnloadsModules) {
 		for _, k := range []*devices.Kind{o.Kind, o.Lower} {
 			if k != nil {
 				avoid = append(avoid, k.Module)
@@ -41,7 +41,7 @@ func startBystander(ctx context.Context, o Options) (*bystander.Prober, *bystand
 
 // beside adds to phase p, begun at began and just ended, what the
 // bystander waited meanwhile.
-func (o Options) beside(p *Phase, began time.Time) {
+func (o *runner) beside(p *Phase, began time.Time) {
 	if o.prober != nil {
 		st := o.prober.Window(began, time.Now())
 		p.Bystander = &st

@@ -92,7 +92,7 @@ func (o *Options) strategiesApply() error {
 			return fmt.Errorf("--move %s: %s: %w", m, k.Name, err)
 		}
 	}
-	if k.Peers && len(o.Moves) > 0 && slices.Contains(o.Deletes, batch.DeleteModule) {
+	if k.Peers && len(o.Moves) > 0 && slices.ContainsFunc(o.Deletes, batch.DeleteStrategy.UnloadsModules) {
 		return fmt.Errorf("%w: --delete module after a move: the %s peers stay in the first namespace, where the module strategy counts them as others'", batch.ErrNotApplicable, k.Name)
 	}
 	return nil

@@ -19,7 +19,7 @@ import (
 // first worker's start to the last one's end: on a kernel where those
 // requests take one global lock (RTNL), more namespaces gain nothing; where
 // they take only their namespace's, they do.
-func spread(ctx context.Context, o Options, n, k int, d batch.DeleteStrategy) (Cycle, error) {
+func spread(ctx context.Context, o *runner, n, k int, d batch.DeleteStrategy) (Cycle, error) {
 	c := Cycle{Count: n, Namespaces: k}
 	stages := make([]*stage, k)
 	defer func() {
@@ -31,7 +31,7 @@ func spread(ctx context.Context, o Options, n, k int, d batch.DeleteStrategy) (C
 	}()
 	for i := range stages {
 		var err error
-		if stages[i], err = newStage(o, n/k+boolInt(i < n%k)); err != nil {
+		if stages[i], err = newStage(o.Options, n/k+boolInt(i < n%k)); err != nil {
 			return c, err
 		}
 	}
@@ -120,7 +120,7 @@ func boolInt(b bool) int {
 // spreadCycles runs the spread cycles of count n, repetition rep: every
 // namespace count of o.Namespaces with every delete strategy, the order
 // alternating between repetitions.
-func spreadCycles(ctx context.Context, o Options, r *Report, n, rep int) error {
+func spreadCycles(ctx context.Context, o *runner, r *Report, n, rep int) error {
 	ks, deletes := slices.Clone(o.Namespaces), slices.Clone(o.Deletes)
 	if rep%2 == 0 {
 		slices.Reverse(ks)

@@ -43,7 +43,7 @@ func deleteAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if by != nil && o.Strategy == batch.DeleteModule {
+	if by != nil && o.Strategy.UnloadsModules() {
 		return usagef("--bystander and --strategy module: the unload would take the prober's devices too (devbulk rmmod --bystander keeps them apart)")
 	}
 	o.Progress = runsProgress(c, "delete")
