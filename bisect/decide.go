@@ -22,14 +22,12 @@ const (
 	Skip Verdict = "skip"
 )
 
-// Alpha is the significance level of every comparison (benchstat's).
-const Alpha = 0.05
-
 // Change is how the bad end differs from the good one in the metric.
 type Change struct {
 	ratio.Result
-	// Significant: p < Alpha, the 95% interval of the ratio excludes 1,
-	// and the median moved by more than the threshold.
+	// Significant: the change is real by devbulk's one rule
+	// (ratio.Result.Changed: p < 0.05, the 95% interval of the ratio
+	// excludes 1, the median moved by more than the threshold).
 	Significant bool
 }
 
@@ -55,9 +53,7 @@ func Compare(a, b []float64, thresholdPct float64) (Change, error) {
 	if err != nil {
 		return Change{}, err
 	}
-	moved := math.Abs(r.Ratio-1)*100 > thresholdPct
-	excludesOne := r.CI == nil || r.CI[0] > 1 || r.CI[1] < 1
-	return Change{Result: r, Significant: r.P < Alpha && excludesOne && moved}, nil
+	return Change{Result: r, Significant: r.Changed(thresholdPct)}, nil
 }
 
 // Decide says whether a candidate's samples are like the good end's or the

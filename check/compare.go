@@ -185,29 +185,27 @@ func compareLines(base, cur []Line, haveBase bool, thresholdPct float64) []Compa
 	var out []Comparison
 	for _, name := range cn {
 		cs := benchmath.NewSample(cv[name], thr)
-		c := Comparison{Benchmark: name, Unit: UnitNsPerOp, Cur: summarize(cs), Alpha: thr.CompareAlpha, Verdict: New}
+		c := Comparison{Benchmark: name, Unit: UnitNsPerOp, Cur: summarize(cs), Alpha: ratio.Alpha, Verdict: New}
 		c.Warnings = warnings(cs.Warnings)
 		if bvals, ok := bv[name]; ok {
 			bs := benchmath.NewSample(bvals, thr)
 			c.Base = summarize(bs)
-			cmp := benchmath.AssumeNothing.Compare(bs, cs)
-			c.P = cmp.P
-			c.Warnings = append(c.Warnings, warnings(cmp.Warnings)...)
+			r, _ := ratio.Compare(bvals, cv[name]) // fails only on an empty sample: samples keeps none
+			c.P = r.P
+			c.Warnings = append(c.Warnings, r.Warnings...)
 			if c.Base.Median > 0 {
 				c.DeltaPct = (c.Cur.Median/c.Base.Median - 1) * 100
 			}
-			if r, err := ratio.Compare(bvals, cv[name]); err == nil && r.CI != nil {
+			if r.CI != nil {
 				c.DeltaCI95 = []float64{(r.CI[0] - 1) * 100, (r.CI[1] - 1) * 100}
 			}
 			switch {
-			case c.P >= c.Alpha:
+			case !r.Changed(thresholdPct):
 				c.Verdict = Same
-			case c.DeltaPct > thresholdPct:
+			case r.Ratio > 1:
 				c.Verdict = Regression
-			case c.DeltaPct < -thresholdPct:
-				c.Verdict = Improvement
 			default:
-				c.Verdict = Same
+				c.Verdict = Improvement
 			}
 		} else if !haveBase {
 			c.Verdict = ""
@@ -223,7 +221,7 @@ func compareLines(base, cur []Line, haveBase bool, thresholdPct float64) []Compa
 	sort.Strings(missing)
 	for _, name := range missing {
 		bs := benchmath.NewSample(bv[name], thr)
-		out = append(out, Comparison{Benchmark: name, Unit: UnitNsPerOp, Base: summarize(bs), Alpha: thr.CompareAlpha, Verdict: Missing})
+		out = append(out, Comparison{Benchmark: name, Unit: UnitNsPerOp, Base: summarize(bs), Alpha: ratio.Alpha, Verdict: Missing})
 	}
 	return out
 }

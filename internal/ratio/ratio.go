@@ -24,6 +24,10 @@ import (
 // Confidence is the level of the interval.
 const Confidence = 0.95
 
+// Alpha is the significance level of every comparison devbulk makes
+// (benchstat's).
+const Alpha = 1 - Confidence
+
 // Result compares b with a.
 type Result struct {
 	// MedianA and MedianB are the samples' medians; Ratio is MedianB/MedianA.
@@ -32,11 +36,26 @@ type Result struct {
 	// CI is [lo, hi], bounding the ratio with Confidence; nil when the
 	// samples are too small for an interval.
 	CI []float64
-	// P is the two-sided Mann-Whitney U test's p-value.
+	// P is the two-sided Mann-Whitney U test's p-value (benchstat's test,
+	// computed once: benchmath's); 1 where the test cannot tell, with a
+	// warning.
 	P float64
+	// Warnings are benchmath's: too few samples to see a difference at
+	// Alpha, or the test's own failure.
+	Warnings []string
 }
 
-// Compare compares sample b with sample a (both positive times).
+// Changed is the one rule by which devbulk calls a change real, in check's
+// verdicts and in a bisection's steps: the U test rejects "no shift" at
+// Alpha, the interval (where there is one) excludes 1, and the medians
+// differ by more than thresholdPct.
+func (r Result) Changed(thresholdPct float64) bool {
+	excludesOne := r.CI == nil || r.CI[0] > 1 || r.CI[1] < 1
+	return r.P < Alpha && excludesOne && math.Abs(r.Ratio-1)*100 > thresholdPct
+}
+
+// Compare compares sample b with sample a (both positive times), leaving
+// them as they are.
 func Compare(a, b []float64) (Result, error) {
 	var r Result
 	if len(a) == 0 || len(b) == 0 {
@@ -44,11 +63,12 @@ func Compare(a, b []float64) (Result, error) {
 	}
 	r.MedianA, r.MedianB = Median(a), Median(b)
 	r.Ratio = r.MedianB / r.MedianA
-	u, err := stats.MannWhitneyUTest(a, b, stats.LocationDiffers)
-	if err != nil {
-		return r, err
-	}
+	thr := &benchmath.DefaultThresholds
+	u := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(a), thr), benchmath.NewSample(slices.Clone(b), thr))
 	r.P = u.P
+	for _, w := range u.Warnings {
+		r.Warnings = append(r.Warnings, w.Error())
+	}
 	k := tail(len(a), len(b), (1-Confidence)/2)
 	if k == 0 {
 		return r, nil

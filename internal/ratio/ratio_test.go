@@ -38,3 +38,34 @@ func TestCompare(t *testing.T) {
 		t.Error("an empty sample compared")
 	}
 }
+
+// The one rule check and bisect both call a change by: significant, an
+// interval that excludes 1, and beyond the threshold; never on too few
+// samples to reach Alpha (three a side: p ≥ 0.1 whatever the values).
+func TestChanged(t *testing.T) {
+	a := []float64{100, 102, 98, 101, 99}
+	twice := []float64{200, 204, 196, 202, 198}
+	same := []float64{101, 99, 100, 103, 97}
+	for _, c := range []struct {
+		a, b []float64
+		pct  float64
+		want bool
+	}{
+		{a, twice, 25, true},
+		{twice, a, 25, true},   // faster is a change too
+		{a, twice, 150, false}, // +100% is not beyond 150%
+		{a, same, 0, false},
+		{a[:3], twice[:3], 25, false},
+	} {
+		r, err := Compare(c.a, c.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Changed(c.pct); got != c.want {
+			t.Errorf("%v against %v, threshold %g%%: changed %v, want %v (%+v)", c.b, c.a, c.pct, got, c.want, r)
+		}
+	}
+	if r, _ := Compare(a[:3], twice[:3]); len(r.Warnings) == 0 {
+		t.Error("three a side: no warning that they cannot show a difference")
+	}
+}
