@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/vishvananda/netns"
-
 	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
@@ -18,10 +16,10 @@ type Target struct {
 	Conn *nlbatch.Conn
 	// NS is the namespace Conn is bound to: the parallel strategy opens
 	// more sockets there, and other named namespaces are scanned for
-	// devices on the set's (unless Dialer is set). Zero or negative
-	// (netns.None()): no scan of other namespaces, and no parallel
-	// strategy.
-	NS netns.NsHandle
+	// devices on the set's (unless Dialer is set). A handle zero or
+	// negative (netns.None()): no scan of other namespaces, and no
+	// parallel strategy.
+	NS namespace.NS
 	// Dialer, when set, opens those sockets instead of NS: a fake kernel
 	// reaches the parallel strategy and the scans through it.
 	Dialer Dialer

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/devbulk/devbulk/devices"
@@ -30,7 +29,7 @@ func fakeRun(n int) (*nlbatchtest.Kernel, *Set, *nlbatch.Conn) {
 	return k, s, nlbatch.NewConn(k, 1<<20, 1<<20)
 }
 
-func target(c *nlbatch.Conn) Target { return Target{Conn: c, NS: netns.None()} }
+func target(c *nlbatch.Conn) Target { return Target{Conn: c} }
 
 func kernelNames(k *nlbatchtest.Kernel) string {
 	var out []string
@@ -251,7 +250,7 @@ func TestFailedCreateIsUndone(t *testing.T) {
 	var kept []bool
 	forgot := false
 	_, set, err := CreateIn(context.Background(), nlbatch.NewConn(k, 1<<20, 1<<20), CreateOptions{
-		Kind: devices.Ifb, Devices: devices.Options{Count: 20, Prefix: "lab"}, Strategy: CreateSerial, NS: netns.None(),
+		Kind: devices.Ifb, Devices: devices.Options{Count: 20, Prefix: "lab"}, Strategy: CreateSerial,
 		Ledger: &hooks{keep: func(_ *Set, complete bool) error { kept = append(kept, complete); return nil },
 			forget: func() error { forgot = true; return nil }},
 	})

@@ -9,8 +9,6 @@ import (
 
 	"github.com/devbulk/devbulk"
 
-	"github.com/vishvananda/netns"
-
 	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
@@ -48,19 +46,19 @@ func (t Target) dialer() Dialer {
 	switch {
 	case t.Dialer != nil:
 		return t.Dialer
-	case t.NS > 0 || t.NS == nlbatch.CurrentNetns:
+	case t.NS.Handle > 0 || t.NS.Handle == nlbatch.CurrentNetns:
 		return nsDialer(t.NS)
 	}
 	return nil
 }
 
-// nsDialer dials through a namespace handle and finds the other named
+// nsDialer dials through a namespace's handle and finds the other named
 // namespaces (namespace.Named).
-type nsDialer netns.NsHandle
+type nsDialer namespace.NS
 
 func (n nsDialer) Dial(path string, o nlbatch.Options) (*nlbatch.Conn, error) {
 	if path == "" {
-		return nlbatch.Dial(netns.NsHandle(n), o)
+		return nlbatch.Dial(n.Handle, o)
 	}
 	ns, err := namespace.OpenForSocket(path)
 	if err != nil {
@@ -71,24 +69,28 @@ func (n nsDialer) Dial(path string, o nlbatch.Options) (*nlbatch.Conn, error) {
 }
 
 func (n nsDialer) Elsewhere() ([]string, error) {
-	if n <= 0 {
+	if n.Handle <= 0 {
 		return nil, nil // the process's own: not compared, not scanned
 	}
-	return namespace.Named(netns.NsHandle(n))
+	return namespace.Named(n.Handle)
 }
 
 func (n nsDialer) Everywhere() ([]string, error) {
-	self := "/proc/thread-self/ns/net"
-	if n > 0 {
-		self = fmt.Sprintf("/proc/self/fd/%d", n)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(self, &st); err != nil {
-		return nil, err
+	self := n.Inode
+	if self == 0 { // not read when it was opened, or the process's own
+		var st unix.Stat_t
+		err := unix.Stat("/proc/thread-self/ns/net", &st)
+		if n.Handle > 0 {
+			err = unix.Fstat(int(n.Handle), &st)
+		}
+		if err != nil {
+			return nil, err
+		}
+		self = st.Ino
 	}
 	var out []string
 	for ino, path := range namespace.Discover() {
-		if ino != st.Ino {
+		if ino != self {
 			out = append(out, path)
 		}
 	}
@@ -96,4 +98,4 @@ func (n nsDialer) Everywhere() ([]string, error) {
 	return out, nil
 }
 
-func (n nsDialer) Self() int { return int(n) }
+func (n nsDialer) Self() int { return int(n.Handle) }

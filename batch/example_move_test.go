@@ -30,7 +30,7 @@ func ExampleMove() {
 		return
 	}
 	p, moved, err := batch.Move(ctx, batch.Target{Conn: from.conn, NS: from.ns.NS}, set, batch.MoveGroup,
-		batch.MoveOptions{To: batch.Destination{Conn: to.conn, FD: int(to.ns.NS)}})
+		batch.MoveOptions{To: batch.Destination{Conn: to.conn, NS: to.ns.NS}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -53,7 +53,7 @@ func newNamespace() scratchNS {
 	if err != nil {
 		panic(err)
 	}
-	c, err := nlbatch.Dial(ns.NS, nlbatch.Options{})
+	c, err := nlbatch.Dial(ns.NS.Handle, nlbatch.Options{})
 	if err != nil {
 		panic(err)
 	}

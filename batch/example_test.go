@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/vishvananda/netns"
-
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/nlbatch"
@@ -26,7 +24,6 @@ func ExampleCreateIn() {
 		Kind:     devices.Ifb,
 		Devices:  devices.Options{Count: 1000, Prefix: "lab"},
 		Strategy: batch.CreatePipelined,
-		NS:       netns.None(),
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -36,7 +33,7 @@ func ExampleCreateIn() {
 	fmt.Printf("created %d links, %s .. %s, all in the run's group: %t\n", len(set.Links),
 		set.Links[0].Name, set.Links[len(set.Links)-1].Name, inGroup(kernel, set.Group) == 1000)
 
-	p, _, err := batch.Delete(ctx, batch.Target{Conn: c, NS: netns.None()}, set, batch.DeleteGroup, batch.DeleteOptions{})
+	p, _, err := batch.Delete(ctx, batch.Target{Conn: c}, set, batch.DeleteGroup, batch.DeleteOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/registry"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -61,8 +62,8 @@ func ParseMove(s string) (MoveStrategy, error) {
 type Destination struct {
 	// Conn is a socket there: the moved links are found through it.
 	Conn *nlbatch.Conn
-	// FD is the namespace's file descriptor, for IFLA_NET_NS_FD.
-	FD int
+	// NS is the namespace; its handle goes in IFLA_NET_NS_FD.
+	NS namespace.NS
 }
 
 // MoveOptions say where Move sends the links, and tune it.
@@ -114,7 +115,7 @@ func Move(ctx context.Context, t Target, s *Set, m MoveStrategy, o MoveOptions) 
 		return p, nil, fmt.Errorf("the destination: %w", err)
 	}
 	d := newDeletion(t, s, DeleteOptions{Own: o.Own, Progress: o.Progress}, &p)
-	d.request = func(l nlbatch.Link) []byte { return nlbatch.SetNetnsRequest(l.Index, o.To.FD) }
+	d.request = func(l nlbatch.Link) []byte { return nlbatch.SetNetnsRequest(l.Index, int(o.To.NS.Handle)) }
 	others, _, err := d.look(ctx, moveStrategies.At(m).markFirst)
 	if err != nil {
 		return p, nil, err

@@ -44,7 +44,7 @@ func moveGroup(ctx context.Context, d *deletion, links []nlbatch.Link, to Destin
 	// The kernel moves the group's devices one by one and stops at the
 	// first it cannot move: those before it are gone, and the settle finds
 	// them.
-	if err := d.t.Conn.Do(ctx, nlbatch.SetGroupNetnsRequest(d.s.Group, to.FD)); err != nil && !errors.Is(err, nlbatch.ErrAckLost) {
+	if err := d.t.Conn.Do(ctx, nlbatch.SetGroupNetnsRequest(d.s.Group, int(to.NS.Handle))); err != nil && !errors.Is(err, nlbatch.ErrAckLost) {
 		return indexes(links), fmt.Errorf("move group %d: %w", d.s.Group, err)
 	}
 	return indexes(links), nil

@@ -9,9 +9,8 @@ import (
 
 	"github.com/devbulk/devbulk"
 
-	"github.com/vishvananda/netns"
-
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -24,9 +23,8 @@ type CreateOptions struct {
 	// when empty devbulk creates its own, of kind Lower.
 	Parents []string
 	Lower   *devices.Kind
-	// NS is the namespace c is bound to; Netns names it in errors.
-	NS    netns.NsHandle
-	Netns string
+	// NS is the namespace c is bound to (its name for errors).
+	NS namespace.NS
 	// Ledger records the run's ownership (nil: nowhere).
 	Ledger Ledger
 	// Force creates devices the kernel memory estimate says would not fit
@@ -228,7 +226,7 @@ func chooseLowers(o CreateOptions, existing []nlbatch.Link) ([]devices.Lower, []
 		}
 		l, ok := findName(existing, name)
 		if !ok {
-			return nil, nil, devbulk.Mark(ErrConflict, "--parent %s: no such device in netns %s", name, o.Netns)
+			return nil, nil, devbulk.Mark(ErrConflict, "--parent %s: no such device in netns %s", name, o.NS.Name)
 		}
 		out = append(out, devices.Lower{Index: l.Index, Name: l.Name})
 	}

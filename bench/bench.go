@@ -309,7 +309,7 @@ func emptyStage() (*stage, error) {
 		return nil, err
 	}
 	st := &stage{ns: ns}
-	if st.conn, err = nlbatch.Dial(ns.NS, nlbatch.Options{}); err != nil {
+	if st.conn, err = nlbatch.Dial(ns.NS.Handle, nlbatch.Options{}); err != nil {
 		ns.Release()
 		return nil, err
 	}
@@ -412,7 +412,7 @@ func moved(ctx context.Context, o *runner, st *stage, m batch.MoveStrategy) (*Ph
 	if err != nil {
 		return nil, nil, err
 	}
-	mo := batch.MoveOptions{To: batch.Destination{Conn: to.conn, FD: int(to.ns.NS)}, Own: batch.OwnFor(o.Own, string(m)),
+	mo := batch.MoveOptions{To: batch.Destination{Conn: to.conn, NS: to.ns.NS}, Own: batch.OwnFor(o.Own, string(m)),
 		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s move", len(st.set.Links), m))}
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
 	began := time.Now()
@@ -479,7 +479,7 @@ func ipCycle(ctx context.Context, o *runner, n int, d batch.DeleteStrategy) (cre
 		return nil, nil, err
 	}
 	defer st.release()
-	if create, err = ipCreate(ctx, st.ns.NS, st.links); err != nil {
+	if create, err = ipCreate(ctx, st.ns.NS.Handle, st.links); err != nil {
 		return create, nil, err
 	}
 	if err := st.set.LookUp(st.conn, devices.LinkNames(st.links)); err != nil {
@@ -488,7 +488,7 @@ func ipCycle(ctx context.Context, o *runner, n int, d batch.DeleteStrategy) (cre
 	if len(st.set.Links) != n {
 		return create, nil, fmt.Errorf("ip -batch created %d of %d links", len(st.set.Links), n)
 	}
-	if del, err = ipDelete(ctx, st.ns.NS, d, st.set); err != nil || del == nil {
+	if del, err = ipDelete(ctx, st.ns.NS.Handle, d, st.set); err != nil || del == nil {
 		return create, del, err
 	}
 	left, err := st.set.Present(context.Background(), st.conn)

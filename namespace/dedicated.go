@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vishvananda/netns"
 
 	"github.com/devbulk/devbulk/internal/netnsstat"
 )
@@ -16,22 +15,31 @@ import (
 // devbulk's file descriptors hold it: if devbulk dies, the kernel dismantles
 // it with everything inside, so nothing is left behind.
 type Dedicated struct {
-	NS   netns.NsHandle
+	NS   NS
 	held []io.Closer
 	// live is the count of net_namespace objects just before the release,
 	// this one included; -1 until Settle, or when unreadable.
 	live int
 }
 
+// DedicatedName is how a throwaway namespace is named (it has no name of
+// its own).
+const DedicatedName = "(devbulk's throwaway namespace)"
+
 // NewDedicated creates a throwaway namespace.
 func NewDedicated() (*Dedicated, error) {
 	Prime()
 	n := &Dedicated{live: -1}
-	ns, err := Unshare()
+	h, err := Unshare()
 	if err != nil {
 		return nil, err
 	}
-	n.NS = ns
+	ino, err := inode(int(h))
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	n.NS = NS{Handle: h, Name: DedicatedName, ID: ID{Inode: ino}}
 	return n, nil
 }
 
@@ -52,7 +60,7 @@ func (n *Dedicated) Settle() {
 // Release drops devbulk's hold on the namespace (its sockets and handle);
 // the kernel then dismantles it asynchronously.
 func (n *Dedicated) Release() {
-	if !n.NS.IsOpen() {
+	if !n.NS.Handle.IsOpen() {
 		return
 	}
 	if n.live < 0 {

@@ -44,26 +44,33 @@ func Resolve(arg string) (path string, current bool, err error) {
 	return filepath.Join(Dir, arg), false, nil
 }
 
-// NS is a network namespace as devbulk works with it, one value from where
-// it is opened on: its handle, the name it was given (a name from
-// /run/netns, a path, or "current"), and its inode and cookie, read once
-// when it is opened (the cookie takes a hop onto a thread of its own).
-// The inode and cookie together are the namespace, however it is named.
-type NS struct {
-	Handle netns.NsHandle
-	Name   string
+// ID is what a network namespace is, however it is named: its nsfs inode
+// and its cookie (see cookie; 0 where unknown, as in records of older
+// devbulks or kernels). The inode alone can be reused by a namespace made
+// after this one is freed; the cookie tells them apart.
+type ID struct {
 	Inode  uint64
 	Cookie uint64
 }
 
+// Is reports whether id and o are the same namespace: the same inode, and
+// the same cookie where both are known. It is devbulk's one rule for it.
+func (id ID) Is(o ID) bool {
+	return id.Inode == o.Inode && (id.Cookie == 0 || o.Cookie == 0 || id.Cookie == o.Cookie)
+}
+
+// NS is a network namespace as devbulk works with it, one value from where
+// it is opened on: its handle, the name it was given (a name from
+// /run/netns, a path, or "current"), and its ID, read once when it is
+// opened (the cookie takes a hop onto a thread of its own).
+type NS struct {
+	Handle netns.NsHandle
+	Name   string
+	ID
+}
+
 // Close closes the namespace's handle.
 func (n NS) Close() error { return n.Handle.Close() }
-
-// Is reports whether n is the namespace with inode ino and cookie (0:
-// unknown, as in records of older devbulks or kernels).
-func (n NS) Is(ino, cookie uint64) bool {
-	return n.Inode == ino && (n.Cookie == 0 || cookie == 0 || n.Cookie == cookie)
-}
 
 // Open opens the network namespace a --netns names. The file must be a
 // network namespace (nsfs, NS_GET_NSTYPE CLONE_NEWNET); devbulk's own
@@ -115,7 +122,7 @@ func OpenForSocket(path string) (NS, error) {
 		unix.Close(fd)
 		return NS{Handle: netns.None()}, err
 	}
-	return NS{Handle: netns.NsHandle(fd), Name: path, Inode: ino}, nil
+	return NS{Handle: netns.NsHandle(fd), Name: path, ID: ID{Inode: ino}}, nil
 }
 
 // inode checks that fd is a network namespace and returns its inode.

@@ -68,19 +68,18 @@ func (r *Report) Err() error {
 	return errors.Join(errs...)
 }
 
-// choose loads the records and picks the runs in the namespace with inode
-// ino and cookie, on either side of a move, of prefix and kind when set,
+// choose loads the records and picks the runs in namespace ns, on either
+// side of a move, of prefix and kind when set,
 // each facing it (Record.turn); the report holds what was noticed on the
 // way.
 func (s *Store) choose(ns namespace.NS, prefix, kind string) ([]*Record, *Report, []*Record, error) {
-	ino, cookie := ns.Inode, ns.Cookie
 	recs, bad, err := s.Load()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	rep := &Report{}
 	for _, b := range bad {
-		if i := b.inode(); i != 0 && i != ino {
+		if i := b.inode(); i != 0 && i != ns.Inode {
 			rep.BadElsewhere = append(rep.BadElsewhere, b)
 		} else {
 			rep.Bad = append(rep.Bad, b)
@@ -89,9 +88,9 @@ func (s *Store) choose(ns namespace.NS, prefix, kind string) ([]*Record, *Report
 	var mine []*Record
 	for _, r := range recs {
 		switch {
-		case !r.Touches(ino, cookie):
+		case !r.Touches(ns.ID):
 		case (prefix == "" || r.Prefix == prefix) && (kind == "" || strings.EqualFold(r.Kind, kind)):
-			r.face(ino, cookie)
+			r.face(ns.ID)
 			mine = append(mine, r)
 		default:
 			rep.Unmatched = append(rep.Unmatched, r)
@@ -121,7 +120,7 @@ func (s *Store) takeOver(ctx context.Context, t batch.Target, force bool, mine [
 			if out.Err = r.Owner.Stop(stopTimeout); out.Err == nil {
 				faced := r.Place
 				if r, out.Err = s.reread(r); r != nil {
-					r.face(faced.Inode, faced.Cookie)
+					r.face(faced.ID())
 				}
 			}
 			if out.Err != nil {
@@ -154,10 +153,8 @@ func (s *Store) takeOver(ctx context.Context, t batch.Target, force bool, mine [
 // devbulk (one --force stopped, or one deleting it meanwhile) may have
 // changed it. It returns nil when the run is gone; an error when another
 // devbulk has it now; a move a killed devbulk left is resolved first
-// (resolveMove). The run faces the namespace with inode ino and cookie, as
-// chosen.
+// (resolveMove). The run faces namespace ns, as chosen.
 func (s *Store) again(r *Record, ns namespace.NS) (*Record, error) {
-	ino, cookie := ns.Inode, ns.Cookie
 	now, err := s.reread(r)
 	if now == nil || err != nil {
 		return nil, err
@@ -174,13 +171,13 @@ func (s *Store) again(r *Record, ns namespace.NS) (*Record, error) {
 		}
 	}
 	switch {
-	case !now.Touches(ino, cookie):
+	case !now.Touches(ns.ID):
 		return nil, nil // its devices all went elsewhere meanwhile
-	case now.State == Deleting && !now.In(ino, cookie):
+	case now.State == Deleting && !now.In(ns.ID):
 		// A record with two sides is "deleting" for its own.
 		return nil, fmt.Errorf("a delete of its part in netns %s was interrupted: `devbulk cleanup` finishes it first", now.Netns)
 	}
-	now.face(ino, cookie)
+	now.face(ns.ID)
 	return now, nil
 }
 

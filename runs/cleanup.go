@@ -112,8 +112,8 @@ func (s *Store) pruneGone(ctx context.Context, r *Record, recs []*Record) []Clea
 // them from the record when that namespace is gone; it reports whether the
 // record is gone.
 func (s *Store) cleanupSide(ctx context.Context, r *Record, recs []*Record) (Cleaned, bool) {
-	ns, where := recordedNetns(r.Place)
-	if !ns.IsOpen() {
+	ns, ok := recordedNetns(r.Place)
+	if !ok {
 		if r.To == nil {
 			return Cleaned{What: fmt.Sprintf("%s: stale, the namespace is gone (and its devices with it): record removed", r), Err: s.Remove(r)}, true
 		}
@@ -123,14 +123,14 @@ func (s *Store) cleanupSide(ctx context.Context, r *Record, recs []*Record) (Cle
 		return Cleaned{What: fmt.Sprintf("%s: netns %s is gone, and the run's devices there with it: dropped from the record", r, gone), Err: s.Save(r)}, false
 	}
 	defer ns.Close()
-	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
+	conn, err := nlbatch.Dial(ns.Handle, nlbatch.Options{})
 	if err != nil {
 		return Cleaned{What: r.String(), Err: err}, false
 	}
 	defer conn.Close()
 	n, name, in, killed := r.here(), r.String(), "netns "+r.Netns, r.State == Deleting
-	if where != r.Netns {
-		in = fmt.Sprintf("netns %s (recorded as %s, found by inode)", where, r.Netns)
+	if ns.Name != r.Netns {
+		in = fmt.Sprintf("netns %s (recorded as %s, found by inode)", ns.Name, r.Netns)
 	}
 	p, removed, _, err := s.deleteSet(ctx, batch.Target{Conn: conn, NS: ns}, r, DeleteOptions{Strategy: batch.DeleteGroup})
 	sib := siblings(&p, r, recs)
@@ -152,7 +152,7 @@ func (s *Store) cleanupSide(ctx context.Context, r *Record, recs []*Record) (Cle
 	}
 	for _, l := range p.Left {
 		if l.RenamedTo != "" {
-			what += fmt.Sprintf("; `devbulk delete --netns %s --forget-renamed` drops renamed devices from the record", where)
+			what += fmt.Sprintf("; `devbulk delete --netns %s --forget-renamed` drops renamed devices from the record", ns.Name)
 			break
 		}
 	}

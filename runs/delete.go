@@ -52,11 +52,11 @@ func (s *Store) Delete(ctx context.Context, conn *nlbatch.Conn, o DeleteOptions)
 		if err != nil {
 			return nil, err
 		}
-		if err := o.Strategy.Ready(batch.Target{Conn: conn, NS: o.NS.Handle}, set, batch.DeleteOptions{}); err != nil {
+		if err := o.Strategy.Ready(batch.Target{Conn: conn, NS: o.NS}, set, batch.DeleteOptions{}); err != nil {
 			return nil, err
 		}
 	}
-	t := batch.Target{Conn: conn, NS: o.NS.Handle}
+	t := batch.Target{Conn: conn, NS: o.NS}
 	mine, stopped, refusals := s.takeOver(ctx, t, o.Force, mine)
 	if len(refusals) > 0 {
 		rep.Runs = refusals
@@ -91,7 +91,7 @@ func siblings(p *batch.Phase, r *Record, recs []*Record) []string {
 	}
 	theirs := map[string]bool{}
 	for _, o := range recs {
-		if o == r || o.Group == r.Group || !o.Touches(r.Inode, r.Cookie) {
+		if o == r || o.Group == r.Group || !o.Touches(r.ID()) {
 			continue // not another run of this namespace
 		}
 		for _, l := range append(slices.Clone(o.Links), o.Lowers...) {

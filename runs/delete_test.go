@@ -32,12 +32,12 @@ func fakeStore(t *testing.T) (*Store, *nlbatchtest.Kernel, *nlbatch.Conn) {
 }
 
 // testNS is the fake kernel's namespace as a record names it.
-var testNS = namespace.NS{Handle: netns.None(), Name: "test", Inode: 1}
+var testNS = namespace.NS{Handle: netns.None(), Name: "test", ID: namespace.ID{Inode: 1}}
 
 func create(t *testing.T, s *Store, c *nlbatch.Conn, o batch.CreateOptions) *Record {
 	t.Helper()
-	o.NS, o.Netns, o.Strategy = netns.None(), "test", batch.CreatePipelined
-	_, rec, err := s.Create(context.Background(), c, o, testNS)
+	o.NS, o.Strategy = testNS, batch.CreatePipelined
+	_, rec, err := s.Create(context.Background(), c, o)
 	if err != nil {
 		t.Fatal(err)
 	}

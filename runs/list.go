@@ -75,12 +75,12 @@ func (s *Store) List() ([]Listed, []Bad, error) {
 // found counts the devices in r's namespace that are its own by group and
 // name, or -1 when the namespace cannot be looked into.
 func found(r *Record) int {
-	ns, _ := recordedNetns(r.Place)
-	if !ns.IsOpen() {
+	ns, ok := recordedNetns(r.Place)
+	if !ok {
 		return -1
 	}
 	defer ns.Close()
-	c, err := nlbatch.Dial(ns, nlbatch.Options{RcvBuf: 1 << 20})
+	c, err := nlbatch.Dial(ns.Handle, nlbatch.Options{RcvBuf: 1 << 20})
 	if err != nil {
 		return -1
 	}

@@ -49,7 +49,7 @@ var ErrSameNamespace = errors.New("nothing would move")
 // some moved, those on each side (Record.To), which a later move, delete
 // or cleanup finds.
 func (s *Store) Move(ctx context.Context, conn *nlbatch.Conn, o MoveOptions) (*Report, error) {
-	if o.To.Is(o.NS.Inode, o.NS.Cookie) {
+	if o.To.ID.Is(o.NS.ID) {
 		return nil, fmt.Errorf("%w: --to %s is the namespace --netns %s names", ErrSameNamespace, o.To.Name, o.NS.Name)
 	}
 	to, err := nlbatch.Dial(o.To.Handle, nlbatch.Options{})
@@ -66,13 +66,13 @@ func (s *Store) Move(ctx context.Context, conn *nlbatch.Conn, o MoveOptions) (*R
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
 	}
-	t := batch.Target{Conn: conn, NS: o.NS.Handle}
+	t := batch.Target{Conn: conn, NS: o.NS}
 	mine, stopped, refusals := s.takeOver(ctx, t, o.Force, mine)
 	if len(refusals) > 0 {
 		rep.Runs = refusals
 		return rep, nil
 	}
-	dest := batch.Destination{Conn: to, FD: int(o.To.Handle)}
+	dest := batch.Destination{Conn: to, NS: o.To}
 	for _, r := range mine {
 		if ctx.Err() != nil {
 			break
@@ -108,7 +108,7 @@ func (r *Record) movable(o MoveOptions, there []nlbatch.Link) error {
 	switch {
 	case len(r.Lowers) > 0:
 		return devbulk.NotSupported("the lower devices devbulk made for it (%s..) would stay behind in netns %s: a run with lower devices is not moved", r.Lowers[0].Name, r.Netns)
-	case r.To != nil && !r.To.In(o.To.Inode, o.To.Cookie):
+	case r.To != nil && !r.To.In(o.To.ID):
 		return fmt.Errorf("part of it is in netns %s: move the rest there, or delete that part first", r.To.Netns)
 	case r.State == Creating || r.State == Deleting:
 		return fmt.Errorf("interrupted while %s: `devbulk cleanup` finishes it first", r.State)
@@ -233,12 +233,12 @@ func names(links []nlbatch.Link) map[string]bool {
 // kind, named as its links, in one of its groups. A namespace that is gone
 // holds nothing.
 func runLinks(r *Record, p Place) (map[string]nlbatch.Link, error) {
-	ns, _ := recordedNetns(p)
-	if !ns.IsOpen() {
+	ns, ok := recordedNetns(p)
+	if !ok {
 		return nil, nil
 	}
 	defer ns.Close()
-	conn, err := nlbatch.Dial(ns, nlbatch.Options{})
+	conn, err := nlbatch.Dial(ns.Handle, nlbatch.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("netns %s: %w", p.Netns, err)
 	}

@@ -3,47 +3,49 @@ package runs
 import (
 	"fmt"
 
-	"github.com/vishvananda/netns"
-
 	"github.com/devbulk/devbulk/namespace"
 )
 
 // recordedNetns opens a namespace a record names (a run's, or the one a
-// move took part of it to): by its --netns when
-// that still means the recorded inode, else by the inode among every
-// namespace still held (a process, a descriptor or a bind mount). It
-// returns where it found it; a closed handle means it is gone. An inode can
-// be reused by a later namespace: the caller still checks the devices.
-func recordedNetns(r Place) (netns.NsHandle, string) {
+// move took part of it to): by its --netns when that still means the
+// recorded namespace, else by its inode among every namespace still held
+// (a process, a descriptor or a bind mount). The namespace's Name is where
+// it was found; false means it is gone. An inode can be reused by a later
+// namespace: the caller still checks the devices.
+func recordedNetns(r Place) (namespace.NS, bool) {
 	if ns, err := openRecorded(r); err == nil {
-		return ns, r.Netns
+		return ns, true
 	}
 	path, ok := namespace.Find(r.Inode)
 	if !ok {
-		return netns.None(), ""
+		return namespace.NS{}, false
 	}
 	ns, err := namespace.OpenFile(path)
 	if err != nil {
-		return netns.None(), "" // gone meanwhile
+		return namespace.NS{}, false // gone meanwhile
 	}
-	if !r.In(ns.Inode, ns.Cookie) {
+	if !r.In(ns.ID) {
 		ns.Close()
-		return netns.None(), ""
+		return namespace.NS{}, false
 	}
-	return ns.Handle, path
+	return ns, true
 }
 
 // openRecorded opens a recorded namespace by its --netns, if that still
-// leads to the recorded inode.
-func openRecorded(r Place) (netns.NsHandle, error) {
+// leads to the recorded namespace.
+func openRecorded(r Place) (namespace.NS, error) {
 	path, _, err := namespace.Resolve(r.Netns)
 	if err != nil {
-		return netns.None(), err
+		return namespace.NS{}, err
 	}
 	ns, err := namespace.OpenFile(path)
-	if err == nil && !r.In(ns.Inode, ns.Cookie) {
-		ns.Close()
-		err = fmt.Errorf("netns %s is now another namespace (inode %d, recorded %d)", r.Netns, ns.Inode, r.Inode)
+	if err != nil {
+		return ns, err
 	}
-	return ns.Handle, err
+	if !r.In(ns.ID) {
+		ns.Close()
+		return namespace.NS{}, fmt.Errorf("netns %s is now another namespace (inode %d, recorded %d)", r.Netns, ns.Inode, r.Inode)
+	}
+	ns.Name = r.Netns
+	return ns, nil
 }

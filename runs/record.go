@@ -49,12 +49,11 @@ type Place struct {
 // placeOf is where a record names namespace n.
 func placeOf(n namespace.NS) Place { return Place{Netns: n.Name, Inode: n.Inode, Cookie: n.Cookie} }
 
-// In reports whether p is the namespace with inode ino and cookie (0:
-// unknown), whatever name either was given: a namespace is its inode, and
-// its cookie tells it from a later one that reused the inode.
-func (p Place) In(ino, cookie uint64) bool {
-	return p.Inode == ino && (p.Cookie == 0 || cookie == 0 || p.Cookie == cookie)
-}
+// ID is the namespace p names, whatever name it was given.
+func (p Place) ID() namespace.ID { return namespace.ID{Inode: p.Inode, Cookie: p.Cookie} }
+
+// In reports whether p is namespace id (namespace.ID.Is).
+func (p Place) In(id namespace.ID) bool { return p.ID().Is(id) }
 
 // Part is the other namespace of a run that `devbulk move` took part of the
 // way, and the run's links there.
@@ -318,11 +317,11 @@ func (r *Record) Set() (*batch.Set, error) {
 	return &batch.Set{Kind: k, Group: r.Group, Marks: r.Marks, Prefix: r.Prefix, Links: r.Links, Lowers: r.Lowers}, nil
 }
 
-// Touches reports whether the run has, or may have, links in the namespace
-// with inode ino and cookie: its own (Record.In) or the one a move took
+// Touches reports whether the run has, or may have, links in namespace
+// id: its own (Record.In) or the one a move took
 // part of it to.
-func (r *Record) Touches(ino, cookie uint64) bool {
-	return r.In(ino, cookie) || r.To != nil && r.To.In(ino, cookie)
+func (r *Record) Touches(id namespace.ID) bool {
+	return r.In(id) || r.To != nil && r.To.In(id)
 }
 
 // turn makes the other side of a moved run the record's own, and its own
@@ -332,10 +331,10 @@ func (r *Record) turn() {
 	r.Links, r.To.Links = r.To.Links, r.Links
 }
 
-// face turns a moved run so that its own side is the namespace with inode
-// ino and cookie, when that is the other.
-func (r *Record) face(ino, cookie uint64) {
-	if r.To != nil && !r.In(ino, cookie) && r.To.In(ino, cookie) {
+// face turns a moved run so that its own side is namespace id, when that
+// is the other.
+func (r *Record) face(id namespace.ID) {
+	if r.To != nil && !r.In(id) && r.To.In(id) {
 		r.turn()
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/devbulk/devbulk/internal/owner"
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -97,7 +98,7 @@ func TestMovedRecordKeepsBothSides(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(back, r) {
 		t.Fatalf("round trip: %+v, %v; want %+v", back, err, r)
 	}
-	if !back.Touches(9, 4) || back.Touches(9, 5) || !back.Touches(r.Inode, 0) || back.Devices() != 3 {
+	if !back.Touches(namespace.ID{Inode: 9, Cookie: 4}) || back.Touches(namespace.ID{Inode: 9, Cookie: 5}) || !back.Touches(namespace.ID{Inode: r.Inode}) || back.Devices() != 3 {
 		t.Errorf("Touches and Devices of %v", back)
 	}
 	back.settle()

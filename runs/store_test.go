@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
 )
 
@@ -59,7 +60,7 @@ func TestRereadGivesTheRecordAsItsFileHasIt(t *testing.T) {
 		t.Fatalf("load: %v, %d records", err, len(recs))
 	}
 	r := recs[0]
-	r.face(4026532999, 0) // as choose faces a run for a delete in b
+	r.face(namespace.ID{Inode: 4026532999}) // as choose faces a run for a delete in b
 	if r.Netns != "b" {
 		t.Fatalf("face did not turn the run: %+v", r)
 	}

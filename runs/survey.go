@@ -34,5 +34,5 @@ func (st *staleness) gone(p Place) bool {
 		return true
 	}
 	defer ns.Close()
-	return !p.In(ns.Inode, ns.Cookie)
+	return !p.In(ns.ID)
 }

@@ -94,7 +94,7 @@ func newScratch(t *testing.T) *scratch {
 // namespace is released.
 func (s *scratch) dial(t *testing.T) *nlbatch.Conn {
 	t.Helper()
-	c, err := nlbatch.Dial(s.ns.NS, nlbatch.Options{})
+	c, err := nlbatch.Dial(s.ns.NS.Handle, nlbatch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,11 +161,11 @@ func (s *scratch) requireGone(t *testing.T, what string, links ...nlbatch.Link) 
 // named is the scratch namespace as a record names it: "test", its nsfs
 // inode and its cookie, as namespace.OpenFile reads them.
 func (s *scratch) named(t *testing.T) namespace.NS {
-	n, err := namespace.OpenFile(fmt.Sprintf("/proc/self/fd/%d", s.ns.NS))
+	n, err := namespace.OpenFile(fmt.Sprintf("/proc/self/fd/%d", s.ns.NS.Handle))
 	if err != nil {
 		t.Fatal(err)
 	}
 	n.Close()
-	n.Handle, n.Name = s.ns.NS, "test"
+	n.Handle, n.Name = s.ns.NS.Handle, "test"
 	return n
 }

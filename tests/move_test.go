@@ -21,7 +21,7 @@ import (
 func move(t *testing.T, s, to *scratch, set *batch.Set, m batch.MoveStrategy) (batch.Phase, *batch.Set, error) {
 	t.Helper()
 	return batch.Move(context.Background(), batch.Target{Conn: s.conn, NS: s.ns.NS}, set, m,
-		batch.MoveOptions{To: batch.Destination{Conn: to.conn, FD: int(to.ns.NS)}})
+		batch.MoveOptions{To: batch.Destination{Conn: to.conn, NS: to.ns.NS}})
 }
 
 // 300 ifb moved by each strategy all arrive, with their names and group,
@@ -206,7 +206,7 @@ func TestNetnsLocalMatchesTheKernel(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := from.add(t, links[0])
-			err = from.conn.Do(context.Background(), nlbatch.SetNetnsRequest(l.Index, int(to.ns.NS)))
+			err = from.conn.Do(context.Background(), nlbatch.SetNetnsRequest(l.Index, int(to.ns.NS.Handle)))
 			if moved := err == nil; moved == k.NetnsLocal {
 				t.Errorf("%s: moved %v (%v), but NetnsLocal is %v", k.Name, moved, err, k.NetnsLocal)
 			}

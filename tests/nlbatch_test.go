@@ -17,7 +17,7 @@ import (
 func TestLostAcksAgainstTheKernel(t *testing.T) {
 	k := needKind(t, "ifb")
 	s := newScratch(t)
-	small, err := nlbatch.Dial(s.ns.NS, nlbatch.Options{RcvBuf: 64 << 10, Window: 2000})
+	small, err := nlbatch.Dial(s.ns.NS.Handle, nlbatch.Options{RcvBuf: 64 << 10, Window: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}

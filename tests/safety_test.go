@@ -29,7 +29,7 @@ import (
 // ipIn runs ip inside the scratch namespace.
 func (s *scratch) ipIn(t *testing.T, args ...string) {
 	t.Helper()
-	err := namespace.Run(s.ns.NS, func() error {
+	err := namespace.Run(s.ns.NS.Handle, func() error {
 		out, err := exec.Command("ip", args...).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
@@ -141,7 +141,7 @@ func TestIndexReusedDuringDeleteIsSpared(t *testing.T) {
 	s := newScratch(t)
 	_, rec := createRun(t, s, devices.Ifb, 120)
 	last := rec.Links[len(rec.Links)-1]
-	side, err := nlbatch.Dial(s.ns.NS, nlbatch.Options{})
+	side, err := nlbatch.Dial(s.ns.NS.Handle, nlbatch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestIndexReusedDuringDeleteIsSpared(t *testing.T) {
 		if err := side.Do(context.Background(), nlbatch.DelLinkRequest(last.Index)); err != nil {
 			t.Error(err)
 		}
-		namespace.Run(s.ns.NS, func() error {
+		namespace.Run(s.ns.NS.Handle, func() error {
 			out, err := exec.Command("ip", "link", "add", last.Name, "index", strconv.Itoa(int(last.Index)), "type", "ifb").CombinedOutput()
 			if err != nil {
 				t.Errorf("ip link add index: %v %s", err, out)

@@ -102,8 +102,8 @@ func testDelete(t *testing.T, k *devices.Kind, row strategyRow) {
 
 	_, rec, err := newStore(t).Create(context.Background(), s.conn, batch.CreateOptions{
 		Kind: k, Devices: devices.Options{Count: n, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
-		Lower: lowerKind, NS: s.ns.NS, Netns: "test",
-	}, s.named(t))
+		Lower: lowerKind, NS: s.named(t),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +158,8 @@ func createRun(t *testing.T, s *scratch, k *devices.Kind, n int) (*runs.Store, *
 	st := newStore(t)
 	_, rec, err := st.Create(context.Background(), s.conn, batch.CreateOptions{
 		Kind: k, Devices: devices.Options{Count: n, Prefix: "dbk"}, Strategy: batch.CreatePipelined,
-		Lower: devices.LowerKind(probe), NS: s.ns.NS, Netns: "test",
-	}, s.named(t))
+		Lower: devices.LowerKind(probe), NS: s.named(t),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,9 +345,9 @@ func TestCancelledCreateUndoesLowers(t *testing.T) {
 			st := newStore(t)
 			_, rec, err := st.Create(ctx, s.conn, batch.CreateOptions{
 				Kind: k, Devices: devices.Options{Count: 30000, Prefix: "dbk"}, Strategy: batch.CreateSerial,
-				Lower: devices.LowerKind(probe), NS: s.ns.NS, Netns: "test",
+				Lower: devices.LowerKind(probe), NS: s.named(t),
 				Force: true, // cancelled after ~100: whether 30 000 fit is not the point (a 1 GiB guest says no)
-			}, s.named(t))
+			})
 			if !errors.Is(err, context.Canceled) || rec != nil {
 				t.Fatalf("cancelled create: %v, record %v; want context.Canceled and no record", err, rec)
 			}

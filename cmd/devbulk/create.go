@@ -46,7 +46,7 @@ func create(c *cli.Context) error {
 	}
 	surveyed := func() (*runs.Store, error) { return surveyedStore(c) }
 	return onRecorded(c, surveyed, func(rs recorded) error {
-		o.NS, o.Netns = rs.ns.Handle, rs.ns.Name
+		o.NS = rs.ns
 		// The kinds are probed (in a scratch namespace) only where a lower
 		// kind must be chosen, or once the kernel did not know the kind
 		// (Store.Create): a scripted create costs what its requests cost.
@@ -62,7 +62,7 @@ func create(c *cli.Context) error {
 		var p bench.Phase
 		var rec *runs.Record
 		idle, during, err := watched(c, by, func() (err error) {
-			p.Phase, rec, err = rs.store.Create(c.Context, rs.conn, o, rs.ns)
+			p.Phase, rec, err = rs.store.Create(c.Context, rs.conn, o)
 			return err
 		})
 		if err != nil {
