@@ -390,8 +390,40 @@ func (sc ScenarioSpec) Benchmarks() []string {
 	return out
 }
 
+// Headline is the benchmark the scenario is judged by when none is named:
+// a netns scenario's own (Netns<Scenario>), a bench's first delete.
+func (sc ScenarioSpec) Headline() string {
+	names := sc.Benchmarks()
+	if sc.Netns != nil || len(names) == 1 {
+		return names[0]
+	}
+	return names[1] // names[0] is the create
+}
+
+// Metric is the benchmark prefix a bisection decides by: metric itself,
+// when the scenario measures a benchmark that starts with it (a netns
+// scenario's own lines too: NetnsChurnDrain), or its Headline when metric
+// is empty; an error names what it measures otherwise.
+func (sc ScenarioSpec) Metric(metric string) (string, error) {
+	names := sc.Benchmarks()
+	switch {
+	case metric == "":
+		return sc.Headline(), nil
+	case sc.Netns != nil && strings.HasPrefix(metric, names[0]):
+		return metric, nil
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, metric) {
+			return metric, nil
+		}
+	}
+	return "", fmt.Errorf("%q: scenario %s measures %s", metric, sc.Name, strings.Join(names, ", "))
+}
+
 // Command is the devbulk command line that measures the scenario by
-// itself (a bisection's report gives it, to reproduce one kernel's figures).
+// itself (a bisection's report gives it, to reproduce one kernel's
+// figures); devbulk's own flags parse it (cmd/devbulk's
+// TestScenarioCommandsParse).
 func (sc ScenarioSpec) Command() []string {
 	rep := strconv.Itoa(sc.Repeat)
 	if n := sc.Netns; n != nil {
@@ -412,6 +444,9 @@ func (sc ScenarioSpec) Command() []string {
 		}
 		if n.Profile {
 			args = append(args, "--profile")
+		}
+		if n.Scenario == "sequential" { // no rounds: each run of the command is one
+			return args
 		}
 		return append(args, "--repeat", rep)
 	}

@@ -97,6 +97,35 @@ func TestScenarioCommandAndBenchmarks(t *testing.T) {
 	}
 }
 
+// A bisection's metric: the scenario's headline when none is named (a
+// bench's first delete, a netns scenario's own), a prefix of what it
+// measures, or an error naming what it does measure.
+func TestScenarioMetric(t *testing.T) {
+	s, err := ParseSuite(bytes.NewReader(FullSuite()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, _, _ := s.Scenario("dummy-serial")
+	churn, _, _ := s.Scenario("netns-churn-veth")
+	for _, c := range []struct {
+		sc          ScenarioSpec
+		metric, out string
+		bad         bool
+	}{
+		{serial, "", "Delete/kind=dummy/strategy=serial/n=100", false},
+		{serial, "Create", "Create", false},
+		{serial, "Delete/kind=ifb", "", true},
+		{churn, "", "NetnsChurn", false},
+		{churn, "NetnsChurnDrain", "NetnsChurnDrain", false},
+		{churn, "Delete", "", true},
+	} {
+		got, err := c.sc.Metric(c.metric)
+		if got != c.out || (err != nil) != c.bad || c.bad && !strings.Contains(err.Error(), c.sc.Benchmarks()[0]) {
+			t.Errorf("%s --metric %q: %q, %v; want %q (error %v)", c.sc.Name, c.metric, got, err, c.out, c.bad)
+		}
+	}
+}
+
 func TestGitBisect(t *testing.T) {
 	sc := func(verdict string, errText string) ScenarioComparison {
 		return ScenarioComparison{Name: "a", Error: errText, Comparisons: []Comparison{{Verdict: verdict}}}

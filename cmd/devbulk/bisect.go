@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -77,7 +76,7 @@ func runBisect(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "devbulk: resuming the bisection logged in %s: %d boots measured\n", b.log, n)
 	}
 	b.opts.Progress = progress(c)
-	r, runErr := bisect.Run(c.Context, &vmMeasurer{c: c, scenario: b.scenario}, b.opts)
+	r, runErr := bisect.Run(c.Context, check.Measurer{Scenario: b.scenario, Kernel: func(_ context.Context, spec string) (*vm.Kernel, error) { return findKernel(c, spec) }}, b.opts)
 	if r == nil {
 		return runErr
 	}
@@ -171,8 +170,8 @@ func bisectionOf(c *cli.Context) (*bisection, error) {
 	if b.scenario, err = bisectScenario(c); err != nil {
 		return nil, err
 	}
-	if b.opts.Metric, err = metricOf(b.scenario, b.opts.Metric); err != nil {
-		return nil, err
+	if b.opts.Metric, err = b.scenario.Metric(b.opts.Metric); err != nil {
+		return nil, usagef("--metric %w", err)
 	}
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		return nil, vm.ErrNoQemu
@@ -230,26 +229,6 @@ func bisectScenario(c *cli.Context) (check.ScenarioSpec, error) {
 	return sc, err
 }
 
-// metricOf checks --metric against what the scenario measures; empty, it
-// is the scenario's headline.
-func metricOf(sc check.ScenarioSpec, metric string) (string, error) {
-	names := sc.Benchmarks()
-	switch {
-	case metric == "" && sc.Netns != nil:
-		return names[0], nil
-	case metric == "":
-		return names[1], nil // the first delete (names[0] is the create)
-	case sc.Netns != nil && strings.HasPrefix(metric, names[0]):
-		return metric, nil // NetnsChurnDrain, NetnsCreateExec: the scenario's own lines
-	}
-	for _, n := range names {
-		if strings.HasPrefix(n, metric) {
-			return metric, nil
-		}
-	}
-	return "", usagef("--metric %q: scenario %s measures %s", metric, sc.Name, strings.Join(names, ", "))
-}
-
 // bisectLog is where the bisection keeps its boots: --log, else a file
 // named after it under the user cache.
 func bisectLog(c *cli.Context, b *bisection) (string, error) {
@@ -261,45 +240,4 @@ func bisectLog(c *cli.Context, b *bisection) (string, error) {
 		return "", fmt.Errorf("no cache directory for the bisection's log (give --log FILE): %w", err)
 	}
 	return filepath.Join(dir, "devbulk", "bisect", bisect.Key(b.opts.Specs, b.scenario, b.opts.Metric)+".json"), nil
-}
-
-// vmMeasurer boots a kernel in devbulk's VM (building it first, for a
-// kernel from source) and measures one scenario.
-type vmMeasurer struct {
-	c        *cli.Context
-	scenario check.ScenarioSpec
-}
-
-func (m *vmMeasurer) Measure(ctx context.Context, spec string, timeout time.Duration) (map[string][]float64, error) {
-	k, err := findKernel(m.c, spec)
-	if errors.Is(err, kbuild.ErrBuild) || errors.Is(err, kbuild.ErrStep) {
-		// A commit that does not build, or on which a patch or revert
-		// does not apply: git bisect's "cannot test", a skip.
-		return nil, fmt.Errorf("%w: %v", bisect.ErrNoBoot, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", spec, err) // this machine's (apt, disk), not the kernel's: not a skip
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	r, err := check.Run(ctx, &check.Suite{Name: "bisect", Scenarios: []check.ScenarioSpec{m.scenario}}, check.RunOptions{VM: k, AllInVM: true, SkipUnbootable: true})
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return nil, fmt.Errorf("%w: hung: no answer within %s", bisect.ErrNoBoot, timeout.Round(time.Second))
-	case err != nil:
-		return nil, err
-	case len(r.Scenarios) != 1:
-		return nil, fmt.Errorf("%w: no results", bisect.ErrNoBoot)
-	case r.Scenarios[0].Skip != "" || r.Scenarios[0].Error != "":
-		return nil, fmt.Errorf("%w: %s%s", bisect.ErrNoBoot, r.Scenarios[0].Skip, r.Scenarios[0].Error)
-	}
-	out := map[string][]float64{}
-	for _, l := range r.Scenarios[0].Lines {
-		for _, v := range l.Values {
-			if v.Unit == check.UnitNsPerOp {
-				out[l.Name] = append(out[l.Name], v.Value)
-			}
-		}
-	}
-	return out, nil
 }

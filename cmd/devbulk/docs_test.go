@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"unicode"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/devbulk/devbulk/check"
 )
 
 // The man page and the fish completion are generated from the command
@@ -326,5 +329,23 @@ func TestLayoutNamesEveryPackage(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The command line a scenario prints to reproduce it (check.ScenarioSpec.Command,
+// spelled by check) parses with devbulk's own flags, for every scenario of
+// both suites: a flag renamed here fails this, not a user's copy and paste.
+func TestScenarioCommandsParse(t *testing.T) {
+	for _, raw := range [][]byte{check.FullSuite(), check.QuickSuite()} {
+		s, err := check.ParseSuite(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range s.Scenarios {
+			sc.Profile() // its --profile too
+			if err := parses(append([]string{"devbulk"}, sc.Command()...)); err != nil {
+				t.Errorf("%s %s: devbulk %s: %v", s.Name, sc.Name, strings.Join(sc.Command(), " "), err)
+			}
+		}
 	}
 }
