@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/devbulk/devbulk/internal/netnsstat"
 )
 
