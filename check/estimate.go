@@ -66,8 +66,8 @@ func (b *BenchSpec) estimate() time.Duration {
 
 func (n *NetnsSpec) estimate() time.Duration {
 	count := n.Count
-	if n.Scenario == "churn" {
-		count = n.Workers * n.PerWorker
+	if k, err := n.kind(); err == nil {
+		count = k.count(n)
 	}
 	per := perNamespace
 	if n.Payload != "" || n.Veth || n.ExecStep != "" {

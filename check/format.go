@@ -45,7 +45,7 @@ func (c *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\nper device (or namespace; Drain: per run): median ± 95%% interval (n); "+
-		"regression = slower with p < 0.05 (Mann-Whitney U) and by more than the threshold\n")
+		"regression = slower with p < 0.05 (Mann-Whitney U), the interval of the change excluding 0, and by more than the threshold\n")
 	return err
 }
 

@@ -166,33 +166,10 @@ func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, erro
 		if ro.Progress != nil {
 			ro.Progress(fmt.Sprintf("%s: netns %s rep %d/%d", sc.Name, n.Scenario, rep, sc.Repeat))
 		}
+		run, err := n.prepared()
 		var r *netnsbench.Report
-		var err error
-		switch n.Scenario {
-		case "churn":
-			var o netnsbench.ChurnOptions
-			if o, err = n.churn(); err == nil {
-				var release func()
-				release, err = netnsbench.PrepareAll(&o.Payload, o.ComparePayload)
-				if err == nil {
-					o.Counter = ro.Counter
-					r, err = netnsbench.Churn(ctx, o)
-				}
-				release()
-			}
-		case "sequential":
-			r, err = netnsbench.Sequential(ctx, netnsbench.SequentialOptions{Count: n.Count, Profile: n.Profile})
-		case "create":
-			var o netnsbench.KeepOptions
-			if o, err = n.create(); err == nil {
-				var release func()
-				release, err = netnsbench.PrepareAll(&o.Payload, o.ComparePayload)
-				if err == nil {
-					o.Counter, o.MountDir = ro.Counter, ro.MountDir
-					r, err = netnsbench.Keep(ctx, o)
-				}
-				release()
-			}
+		if err == nil {
+			r, err = run.measure(ctx, ro)
 		}
 		if err != nil {
 			return lines, err

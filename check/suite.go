@@ -251,23 +251,8 @@ func (b *BenchSpec) options() (bench.Options, error) {
 }
 
 func (n *NetnsSpec) check() error {
-	switch n.Scenario {
-	case "churn":
-		o, err := n.churn()
-		if err != nil {
-			return err
-		}
-		return o.Check()
-	case "sequential":
-		return netnsbench.CheckCount(n.Count, 1)
-	case "create":
-		o, err := n.create()
-		if err != nil {
-			return err
-		}
-		return o.Check()
-	}
-	return fmt.Errorf("netns scenario %q: valid are churn, sequential and create", n.Scenario)
+	_, err := n.prepared()
+	return err
 }
 
 func (n *NetnsSpec) churn() (netnsbench.ChurnOptions, error) {
@@ -299,20 +284,9 @@ func (s *Suite) ProbePayloads() error {
 		if sc.VM || sc.Netns == nil {
 			continue
 		}
-		var p netnsbench.Payload
-		var err error
-		switch sc.Netns.Scenario {
-		case "churn":
-			var o netnsbench.ChurnOptions
-			o, err = sc.Netns.churn()
-			p = o.Payload
-		case "create":
-			var o netnsbench.KeepOptions
-			o, err = sc.Netns.create()
-			p = o.Payload
-		}
+		r, err := sc.Netns.prepared()
 		if err == nil {
-			err = p.Probe()
+			err = r.payload.Probe()
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %q: %w", sc.Name, err)
@@ -427,12 +401,8 @@ func (sc ScenarioSpec) Metric(metric string) (string, error) {
 func (sc ScenarioSpec) Command() []string {
 	rep := strconv.Itoa(sc.Repeat)
 	if n := sc.Netns; n != nil {
-		args := []string{"netns", n.Scenario}
-		if n.Scenario == "churn" {
-			args = append(args, "--workers", strconv.Itoa(n.Workers), "--per-worker", strconv.Itoa(n.PerWorker))
-		} else {
-			args = append(args, "--count", strconv.Itoa(n.Count))
-		}
+		k, _ := n.kind() // a parsed suite's scenarios are known kinds
+		args := append([]string{"netns", n.Scenario}, k.size(n)...)
 		if n.Payload != "" {
 			args = append(args, "--payload", n.Payload)
 		}
@@ -445,7 +415,7 @@ func (sc ScenarioSpec) Command() []string {
 		if n.Profile {
 			args = append(args, "--profile")
 		}
-		if n.Scenario == "sequential" { // no rounds: each run of the command is one
+		if !k.rounds { // each run of the command is one
 			return args
 		}
 		return append(args, "--repeat", rep)

@@ -38,7 +38,7 @@ func TestSuiteErrors(t *testing.T) {
 		`{"name":"x","scenarios":[{"name":"a","bench":{"kind":"ifb","count":1,"delete":["group"],"bystander":"ping"}}]}`:                               `unknown operation "ping"`,
 		`{"name":"x","scenarios":[{"name":"a"}]}`:                                                                                                      "exactly one of bench and netns",
 		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"churn","workers":0,"per_worker":1}}]}`:                                              "workers 0 out of range: 1..1024",
-		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"spin"}}]}`:                                                                          "valid are churn, sequential and create",
+		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"spin"}}]}`:                                                                          "valid are churn, create, sequential",
 		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"churn","workers":1024,"per_worker":18014398509481985}}]}`:                           "each out of range 1..1000000",
 		`{"name":"x","scenarios":[{"name":"a","netns":{"scenario":"sequential","count":2000000}}]}`:                                                    "out of range: 1..1000000",
 		`{"name":"x","scenarios":[{"name":"a","bench":{"kind":"ifb","count":1,"delete":["group"]},"speed":"ludicrous"}]}`:                              `unknown field "speed"`,
