@@ -8,14 +8,12 @@ import (
 
 // A directory of builds, one subdirectory each in name order, holding
 // bzImage (or one vmlinuz*) and, for modules, lib/modules/RELEASE.
-func init() {
-	registerList(&listSource{order: 2, form: "DIR, a directory of builds (one subdirectory each, in name order)",
-		accepts: func(arg string) bool {
-			st, err := os.Stat(arg)
-			return err == nil && st.IsDir()
-		},
-		list: buildsIn,
-	})
+var buildsList = &listSource{form: "DIR, a directory of builds (one subdirectory each, in name order)",
+	accepts: func(arg string) bool {
+		st, err := os.Stat(arg)
+		return err == nil && st.IsDir()
+	},
+	list: buildsIn,
 }
 
 // buildsIn lists the kernels built into the subdirectories of dir, in

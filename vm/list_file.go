@@ -11,11 +11,9 @@ import (
 // A file: one kernel configuration a line, 'K [ARGS]' as --vm-kernel takes
 // them (# comments), first good, last bad. It takes any argument the
 // sources before it did not.
-func init() {
-	registerList(&listSource{order: 3, form: "FILE, one kernel configuration a line",
-		accepts: func(string) bool { return true },
-		list:    readKernels,
-	})
+var fileList = &listSource{form: "FILE, one kernel configuration a line",
+	accepts: func(string) bool { return true },
+	list:    readKernels,
 }
 
 // readKernels reads a list of kernel configurations: at least two, no two

@@ -2,18 +2,14 @@ package vm
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
 // listSource is a way to name the ordered kernel configurations a
 // bisection walks (first good, last bad): a file, a directory of builds, a
-// range of Debian's packages. Each is a file of its own (list_*.go) that
-// registers itself; KernelList tries them in order.
+// range of Debian's packages, a range of commits of a source tree. Each is
+// a file of its own (list_*.go); listSources orders them.
 type listSource struct {
-	// order: sources that recognise their argument by its form go before
-	// the file, which takes anything.
-	order int
 	// form is how an argument of this source is written, for help.
 	form string
 	// accepts says the argument is this source's.
@@ -23,12 +19,9 @@ type listSource struct {
 	list func(arg string) ([]string, error)
 }
 
-var listSources []*listSource
-
-func registerList(s *listSource) {
-	listSources = append(listSources, s)
-	slices.SortStableFunc(listSources, func(a, b *listSource) int { return a.order - b.order })
-}
+// listSources are tried in this order: the sources that recognise their
+// argument by its form before the file, which takes anything.
+var listSources = []*listSource{srcList, rangeList, buildsList, fileList}
 
 // KernelList is the ordered list of kernel configurations arg names, by
 // the first source that accepts it (ListForms). Nothing is fetched.
