@@ -101,7 +101,7 @@ func Delete(ctx context.Context, t Target, s *Set, d DeleteStrategy, o DeleteOpt
 	if err := d.Ready(t, s, o); err != nil {
 		return p, Outcome{}, err
 	}
-	del := newDeletion(t, s, o, &p)
+	del := newJob(t, s, o, &p)
 	err := d.impl().tearDown(ctx, del)
 	return p, del.out, err
 }
@@ -121,24 +121,24 @@ type Outcome struct {
 
 // run deletes d.mine and returns the ifindexes the kernel confirmed
 // deleted.
-type run func(ctx context.Context, d *deletion) (map[int32]bool, error)
+type run func(ctx context.Context, d *job) (map[int32]bool, error)
 
 // afterLook is the tear-down of a strategy that sends requests device by
 // device: a look, run, and the settling of what the kernel did. The phase
 // starts after the look.
-func afterLook(r run) func(context.Context, *deletion) error {
-	return func(ctx context.Context, d *deletion) error { return d.delete(ctx, false, r) }
+func afterLook(r run) func(context.Context, *job) error {
+	return func(ctx context.Context, d *job) error { return d.delete(ctx, false, r) }
 }
 
 // markedFirst is the tear-down of a strategy whose one request deletes the
 // lot (group): the record is marked before the look that answers every
 // check, and the phase starts at that look.
-func markedFirst(r run) func(context.Context, *deletion) error {
-	return func(ctx context.Context, d *deletion) error { return d.delete(ctx, true, r) }
+func markedFirst(r run) func(context.Context, *job) error {
+	return func(ctx context.Context, d *job) error { return d.delete(ctx, true, r) }
 }
 
 // delete looks, runs the strategy and settles what the kernel did.
-func (d *deletion) delete(ctx context.Context, markFirst bool, r run) error {
+func (d *job) delete(ctx context.Context, markFirst bool, r run) error {
 	t, s, p := d.t, d.s, d.p
 	others, gone, err := d.look(ctx, markFirst)
 	if err != nil {
@@ -172,8 +172,10 @@ func (d *deletion) delete(ctx context.Context, markFirst bool, r run) error {
 	return nil
 }
 
-// deletion is one Delete under way: what a strategy's run works from.
-type deletion struct {
+// job is one Delete or Move under way over a set, what a strategy's run
+// works from: the look right before each window of requests, the requests
+// (a delete, or a move: request), the marking, the settling.
+type job struct {
 	t Target
 	s *Set
 	o DeleteOptions
@@ -202,8 +204,8 @@ type deletion struct {
 	mark, first func() error
 }
 
-func newDeletion(t Target, s *Set, o DeleteOptions, p *Phase) *deletion {
-	d := &deletion{t: t, s: s, o: o, p: p, request: func(l nlbatch.Link) []byte { return nlbatch.DelLinkRequest(l.Index) }}
+func newJob(t Target, s *Set, o DeleteOptions, p *Phase) *job {
+	d := &job{t: t, s: s, o: o, p: p, request: func(l nlbatch.Link) []byte { return nlbatch.DelLinkRequest(l.Index) }}
 	d.mark = sync.OnceValue(ledgerOr(o.Ledger).Deleting)
 	d.first = sync.OnceValue(func() error {
 		if err := d.mark(); err != nil {
@@ -220,7 +222,7 @@ func newDeletion(t Target, s *Set, o DeleteOptions, p *Phase) *deletion {
 // returns the namespace's other devices (to tell afterwards which
 // vanished) and the recorded devices no longer the set's. The phase starts
 // at that look when the strategy marks first, after it otherwise.
-func (d *deletion) look(ctx context.Context, markFirst bool) (others []nlbatch.Link, gone []Leftover, err error) {
+func (d *job) look(ctx context.Context, markFirst bool) (others []nlbatch.Link, gone []Leftover, err error) {
 	t, s := d.t, d.s
 	if len(s.Links) == 0 && len(s.Lowers) == 0 {
 		// A run killed while creating recorded no ifindexes yet.
@@ -276,7 +278,7 @@ func (d *deletion) look(ctx context.Context, markFirst bool) (others []nlbatch.L
 
 // ownership is the set's ownership test made at the look (made now when
 // there was none).
-func (d *deletion) ownership() func(nlbatch.Link) bool {
+func (d *job) ownership() func(nlbatch.Link) bool {
 	if d.owns == nil {
 		d.owns = d.s.owner()
 	}
@@ -285,10 +287,10 @@ func (d *deletion) ownership() func(nlbatch.Link) bool {
 
 // restart starts the phase's clock again (a module unload times the unload
 // alone, not the safety scan before it).
-func (d *deletion) restart() { d.m = startMeter() }
+func (d *job) restart() { d.m = startMeter() }
 
 // stop ends the phase's clock, once.
-func (d *deletion) stop() {
+func (d *job) stop() {
 	if !d.stopped {
 		d.m.stop(d.p)
 		d.stopped = true

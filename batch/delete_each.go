@@ -23,7 +23,7 @@ type oneByOne struct {
 // each deletes w.devs one RTM_DELLINK each and returns the ifindexes the
 // kernel confirmed deleted. With a window of one, the phase's first such
 // run gives the phase its request latencies (lower devices come after).
-func (d *deletion) each(ctx context.Context, w oneByOne) (map[int32]bool, error) {
+func (d *job) each(ctx context.Context, w oneByOne) (map[int32]bool, error) {
 	confirmed, res, err := d.windows(ctx, w)
 	if w.window == 1 && w.p.Requests == nil {
 		w.p.Requests = latencies(res)
@@ -34,7 +34,7 @@ func (d *deletion) each(ctx context.Context, w oneByOne) (map[int32]bool, error)
 // windows is each without the latency summary: it returns the delete
 // requests' results. Right before each window, its devices are looked up
 // again; only those still the set's are named.
-func (d *deletion) windows(ctx context.Context, w oneByOne) (map[int32]bool, []nlbatch.Result, error) {
+func (d *job) windows(ctx context.Context, w oneByOne) (map[int32]bool, []nlbatch.Result, error) {
 	window := w.window
 	if window <= 0 {
 		window = w.c.Window()

@@ -53,7 +53,7 @@ func init() {
 // group delete was interrupted half-way through marking), it marks the set
 // with a fresh group first (pipelined RTM_SETLINK), saved beforehand, and
 // checks the mark before sweeping.
-func deleteGroup(ctx context.Context, d *deletion) (map[int32]bool, error) {
+func deleteGroup(ctx context.Context, d *job) (map[int32]bool, error) {
 	s, c, mine := d.s, d.t.Conn, d.mine
 	if len(mine) == 0 {
 		return nil, nil
@@ -81,7 +81,7 @@ func deleteGroup(ctx context.Context, d *deletion) (map[int32]bool, error) {
 // groupWindows deletes mine window devices at a time, each window marked
 // with one fresh group (saved first), checked to hold just them, and
 // deleted by it; the group is empty again before the next window.
-func (d *deletion) groupWindows(ctx context.Context, mine []nlbatch.Link, window int) (map[int32]bool, error) {
+func (d *job) groupWindows(ctx context.Context, mine []nlbatch.Link, window int) (map[int32]bool, error) {
 	group, err := d.freshMark()
 	if err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func (d *deletion) groupWindows(ctx context.Context, mine []nlbatch.Link, window
 // markFresh moves mine into a group no device is in, saved in the record
 // first, and checks that it holds them and nothing else. It returns the
 // group and the devices marked.
-func (d *deletion) markFresh(ctx context.Context, mine []nlbatch.Link) (uint32, []nlbatch.Link, error) {
+func (d *job) markFresh(ctx context.Context, mine []nlbatch.Link) (uint32, []nlbatch.Link, error) {
 	group, err := d.freshMark()
 	if err != nil {
 		return 0, nil, err
@@ -122,7 +122,7 @@ func (d *deletion) markFresh(ctx context.Context, mine []nlbatch.Link) (uint32, 
 
 // freshMark picks a group no device is in and saves it in the record
 // (Set.Marks) before any device is put in it.
-func (d *deletion) freshMark() (uint32, error) {
+func (d *job) freshMark() (uint32, error) {
 	s := d.s
 	group := freshGroup(d.used, nil)
 	s.Marks = append(s.Marks, group)
@@ -134,7 +134,7 @@ func (d *deletion) freshMark() (uint32, error) {
 
 // markAs moves mine into group and checks that it holds them and nothing
 // else. It returns the devices marked.
-func (d *deletion) markAs(ctx context.Context, group uint32, mine []nlbatch.Link) ([]nlbatch.Link, error) {
+func (d *job) markAs(ctx context.Context, group uint32, mine []nlbatch.Link) ([]nlbatch.Link, error) {
 	s, c := d.s, d.t.Conn
 	// Look the devices up again right before marking them.
 	mine, _, err := s.check(ctx, lookup{c: c, owns: d.ownership()}, mine)

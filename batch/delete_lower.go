@@ -28,7 +28,7 @@ func init() {
 			}
 			return nil
 		},
-		tearDown: afterLook(func(ctx context.Context, d *deletion) (map[int32]bool, error) {
+		tearDown: afterLook(func(ctx context.Context, d *job) (map[int32]bool, error) {
 			uppers, lowers := d.s.split(d.mine)
 			confirmed, err := d.each(ctx, oneByOne{c: d.t.Conn, devs: lowers, p: d.p})
 			for _, u := range uppers {

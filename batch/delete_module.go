@@ -129,7 +129,7 @@ func init() {
 			}
 			return nil
 		},
-		tearDown: func(ctx context.Context, d *deletion) error {
+		tearDown: func(ctx context.Context, d *job) error {
 			d.p.Module = unloaded(d.s.Kind, d.s.LowerKind, d.o.Own).Module
 			return d.delete(ctx, false, deleteModule)
 		},
@@ -157,7 +157,7 @@ func unloaded(kind, lower *devices.Kind, own Own) *devices.Kind {
 // leaves, are deleted afterwards (outside the phase) unless
 // DeleteOptions.KeepLowers. With DeleteOptions.Restore the module is
 // loaded again, whatever happened.
-func deleteModule(ctx context.Context, d *deletion) (_ map[int32]bool, err error) {
+func deleteModule(ctx context.Context, d *job) (_ map[int32]bool, err error) {
 	mod := unloaded(d.s.Kind, d.s.LowerKind, d.o.Own)
 	if d.o.Restore {
 		defer func() {

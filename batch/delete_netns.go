@@ -27,7 +27,7 @@ func init() {
 		},
 		// No look and nothing to settle: the release takes the whole
 		// namespace, which devbulk made.
-		tearDown: func(ctx context.Context, d *deletion) error {
+		tearDown: func(ctx context.Context, d *job) error {
 			err := releaseNetns(ctx, d.t, d.p)
 			d.p.Deleted = d.p.Devices
 			return err

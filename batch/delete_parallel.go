@@ -45,7 +45,7 @@ func init() {
 	})
 }
 
-func deleteParallel(ctx context.Context, d *deletion) (map[int32]bool, error) {
+func deleteParallel(ctx context.Context, d *job) (map[int32]bool, error) {
 	uppers, lowers := d.s.split(d.mine)
 	confirmed, err := d.parallel(ctx, uppers, progressFrom(d.o.Progress, 0, len(d.mine)))
 	if err == nil && len(lowers) > 0 && ctx.Err() == nil {
@@ -61,7 +61,7 @@ func deleteParallel(ctx context.Context, d *deletion) (map[int32]bool, error) {
 
 // parallel deletes devs over the workers, one by one each, every worker
 // taking every workers-th device.
-func (d *deletion) parallel(ctx context.Context, devs []nlbatch.Link, progress func(int)) (map[int32]bool, error) {
+func (d *job) parallel(ctx context.Context, devs []nlbatch.Link, progress func(int)) (map[int32]bool, error) {
 	workers := min(workerCount(d.o.Own), max(1, len(devs)))
 	conns := make([]*nlbatch.Conn, workers)
 	for w := range conns {

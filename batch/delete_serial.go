@@ -24,7 +24,7 @@ func init() {
 func eachStrategy(order, window int) *strategy {
 	return &strategy{
 		order: order,
-		tearDown: afterLook(func(ctx context.Context, d *deletion) (map[int32]bool, error) {
+		tearDown: afterLook(func(ctx context.Context, d *job) (map[int32]bool, error) {
 			return d.each(ctx, oneByOne{c: d.t.Conn, devs: d.mine, window: window,
 				progress: progressFrom(d.o.Progress, 0, len(d.mine)), p: d.p})
 		}),

@@ -38,7 +38,7 @@ type moveStrategy struct {
 	ready func(t Target) error
 	// run sends the moves of links into to and returns the ifindexes it
 	// named in a request the kernel executed (or may have).
-	run func(ctx context.Context, d *deletion, links []nlbatch.Link, to Destination) (map[int32]bool, error)
+	run func(ctx context.Context, d *job, links []nlbatch.Link, to Destination) (map[int32]bool, error)
 }
 
 var moveStrategies = registry.New[MoveStrategy]("batch: move strategy", func(s *moveStrategy) int { return s.order })
@@ -114,7 +114,7 @@ func Move(ctx context.Context, t Target, s *Set, m MoveStrategy, o MoveOptions) 
 	if err != nil {
 		return p, nil, fmt.Errorf("the destination: %w", err)
 	}
-	d := newDeletion(t, s, DeleteOptions{Own: o.Own, Progress: o.Progress}, &p)
+	d := newJob(t, s, DeleteOptions{Own: o.Own, Progress: o.Progress}, &p)
 	d.request = func(l nlbatch.Link) []byte { return nlbatch.SetNetnsRequest(l.Index, int(o.To.NS.Handle)) }
 	others, _, err := d.look(ctx, moveStrategies.At(m).markFirst)
 	if err != nil {

@@ -31,7 +31,7 @@ func init() {
 
 // moveGroup moves the set's group in one request, once the look right
 // before it found the group holding the set's devices and nothing else.
-func moveGroup(ctx context.Context, d *deletion, links []nlbatch.Link, to Destination) (map[int32]bool, error) {
+func moveGroup(ctx context.Context, d *job, links []nlbatch.Link, to Destination) (map[int32]bool, error) {
 	if len(links) == 0 {
 		return nil, nil
 	}

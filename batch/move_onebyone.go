@@ -29,16 +29,16 @@ func init() {
 			}
 			return nil
 		},
-		run: func(ctx context.Context, d *deletion, links []nlbatch.Link, _ Destination) (map[int32]bool, error) {
+		run: func(ctx context.Context, d *job, links []nlbatch.Link, _ Destination) (map[int32]bool, error) {
 			return d.parallel(ctx, links, progressFrom(d.o.Progress, 0, len(links)))
 		},
 	})
 }
 
 // oneByOneMove moves the links one request each, window at a time (0: the
-// Conn's), each window looked up again first (deletion.each).
-func oneByOneMove(window int) func(ctx context.Context, d *deletion, links []nlbatch.Link, _ Destination) (map[int32]bool, error) {
-	return func(ctx context.Context, d *deletion, links []nlbatch.Link, _ Destination) (map[int32]bool, error) {
+// Conn's), each window looked up again first (job.each).
+func oneByOneMove(window int) func(ctx context.Context, d *job, links []nlbatch.Link, _ Destination) (map[int32]bool, error) {
+	return func(ctx context.Context, d *job, links []nlbatch.Link, _ Destination) (map[int32]bool, error) {
 		return d.each(ctx, oneByOne{c: d.t.Conn, devs: links, window: window, progress: progressFrom(d.o.Progress, 0, len(links)), p: d.p})
 	}
 }

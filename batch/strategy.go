@@ -48,7 +48,7 @@ type strategy struct {
 	// tearDown deletes the set: most strategies are afterLook(run) or
 	// markedFirst(run), a look, their run and the settling of what the
 	// kernel did.
-	tearDown func(ctx context.Context, d *deletion) error
+	tearDown func(ctx context.Context, d *job) error
 	// ip is the iproute2 command that does the same; nil where iproute2
 	// has none.
 	ip func(s *Set) IPCommand
