@@ -36,13 +36,8 @@ var netnsKinds = map[string]netnsKind{
 				err = o.Check()
 			}
 			return netnsRun{o.Payload, func(ctx context.Context, ro RunOptions) (*netnsbench.Report, error) {
-				release, err := netnsbench.PrepareAll(&o.Payload, o.ComparePayload)
-				defer release()
-				if err != nil {
-					return nil, err
-				}
 				o.Counter = ro.Counter
-				return netnsbench.Churn(ctx, o)
+				return withPayloads(func() (*netnsbench.Report, error) { return netnsbench.Churn(ctx, o) }, &o.Payload, o.ComparePayload)
 			}}, err
 		},
 		count: func(n *NetnsSpec) int { return n.Workers * n.PerWorker },
@@ -67,19 +62,25 @@ var netnsKinds = map[string]netnsKind{
 				err = o.Check()
 			}
 			return netnsRun{o.Payload, func(ctx context.Context, ro RunOptions) (*netnsbench.Report, error) {
-				release, err := netnsbench.PrepareAll(&o.Payload, o.ComparePayload)
-				defer release()
-				if err != nil {
-					return nil, err
-				}
 				o.Counter, o.MountDir = ro.Counter, ro.MountDir
-				return netnsbench.Keep(ctx, o)
+				return withPayloads(func() (*netnsbench.Report, error) { return netnsbench.Keep(ctx, o) }, &o.Payload, o.ComparePayload)
 			}}, err
 		},
 		count:  func(n *NetnsSpec) int { return n.Count },
 		size:   func(n *NetnsSpec) []string { return []string{"--count", strconv.Itoa(n.Count)} },
 		rounds: true,
 	},
+}
+
+// withPayloads runs measure with the payloads made ready first and released
+// after (netnsbench.PrepareAll).
+func withPayloads(measure func() (*netnsbench.Report, error), ps ...*netnsbench.Payload) (*netnsbench.Report, error) {
+	release, err := netnsbench.PrepareAll(ps...)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
+	return measure()
 }
 
 // kind is n's scenario kind, or an error naming the valid ones.
