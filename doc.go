@@ -8,9 +8,10 @@
 //	devices      the link kinds: requirements, names, RTM_NEWLINK requests,
 //	             what this kernel can create
 //	batch        create a run's devices and delete them by each strategy,
-//	             measuring every phase
+//	             measuring every phase (what batch itself measures)
 //	bench        timed create→delete cycles in throwaway namespaces, and
-//	             their iproute2 twins
+//	             their iproute2 twins; a phase with what the instruments
+//	             beside it saw (bench.Phase)
 //	runs         the records that outlive a process: create, list, move,
 //	             delete and clean up by record
 //	namespace    network namespaces: --netns resolved and opened, code run
@@ -28,6 +29,6 @@
 // docs/layout.md has a row for every package (a test fails when one
 // lacks it).
 //
-// The command line (cmd/devbulk) parses, calls these and prints; some of
-// check's and bisect's reasoning still lives there (issue 46).
+// The command line (cmd/devbulk) parses, calls these and prints; which
+// flags go together is its own reasoning.
 package devbulk
