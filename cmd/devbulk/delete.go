@@ -75,9 +75,6 @@ func deleteOptionsOf(c *cli.Context) (runs.DeleteOptions, error) {
 	if o.Strategy, err = parseDelete(c.String("strategy")); err != nil {
 		return o, err
 	}
-	if err := o.Strategy.Applies(nil, false); err != nil { // whatever the runs' kinds: netns
-		return o, usage(err)
-	}
 	if err := checkKindChoice(c); err != nil {
 		return o, err
 	}
