@@ -42,8 +42,14 @@ type Phase struct {
 	WallNS int64 `json:"wall_ns"`
 	// UserNS and SysNS are the CPU time of the process doing the phase
 	// (devbulk itself, or the ip command).
-	UserNS        int64   `json:"user_ns"`
-	SysNS         int64   `json:"sys_ns"`
+	UserNS int64 `json:"user_ns"`
+	SysNS  int64 `json:"sys_ns"`
+	// GCs and GCNS are devbulk's own garbage collections during the phase
+	// and the runtime's estimate of their time (result.GC: processor time
+	// it gave the collector, which a busy machine can make exceed the CPU
+	// the OS gave devbulk); absent for the ip command's phases.
+	GCs           uint32  `json:"gcs,omitempty"`
+	GCNS          int64   `json:"gc_ns,omitempty"`
 	DevicesPerSec float64 `json:"devices_per_sec"`
 	MsPerDevice   float64 `json:"ms_per_device"`
 	// Requests is the per-request send-to-ACK latency, where each request
@@ -71,14 +77,18 @@ type Latency struct {
 	Max   int64 `json:"max_ns"`
 }
 
-// meter measures the wall and CPU time of a phase done by this process.
+// meter measures the wall and CPU time of a phase done by this process,
+// and its collector's share.
 type meter struct {
 	start     time.Time
 	user, sys int64
+	gcs       uint32
+	gcNS      int64
 }
 
 func startMeter() meter {
 	m := meter{}
+	m.gcs, m.gcNS = result.GC()
 	m.user, m.sys = result.CPU(false)
 	m.start = time.Now()
 	return m
@@ -88,7 +98,9 @@ func startMeter() meter {
 func (m meter) stop(p *Phase) {
 	wall := time.Since(m.start)
 	user, sys := result.CPU(false)
+	gcs, gcNS := result.GC()
 	p.WallNS, p.UserNS, p.SysNS = wall.Nanoseconds(), user-m.user, sys-m.sys
+	p.GCs, p.GCNS = gcs-m.gcs, max(0, gcNS-m.gcNS)
 	p.FillRates()
 }
 

@@ -91,8 +91,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if notes := r.notes(); len(notes) > 0 {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
 	}
+	if r.Explain {
+		fmt.Fprintf(w, "\nuser, sys = devbulk's CPU during the phase (getrusage, the whole process; sys includes the kernel's work on devbulk's requests, done in its syscalls)\n"+
+			"gc = devbulk's Go collector during the phase, and (its collections): the runtime's own estimate (GCCPUFraction as of the last collection), processor time it gave the collector, which on a busy machine can exceed the CPU the OS gave devbulk\n")
+	}
 	if r.Explain && hasNetns(r) {
-		fmt.Fprintf(w, "\nnetns wall = until the kernel freed the namespace: %s\n", namespace.FreedMethod)
+		fmt.Fprintf(w, "netns wall = until the kernel freed the namespace: %s\n", namespace.FreedMethod)
 	}
 	if err := r.writeBystander(w); err != nil {
 		return err
@@ -121,8 +125,12 @@ func (r *Report) writePhases(w io.Writer) error {
 			has.lat = has.lat || p.Requests != nil
 		}
 		has.mem = has.mem || c.Create.KernelMem != nil
+		has.gc = has.gc || slices.ContainsFunc(c.Phases(), func(p *Phase) bool { return p.GCs > 0 })
 	}
 	head := []string{"N", "rep", "phase", "strategy", "wall", "ms/dev", "dev/s", "user", "sys"}
+	if has.gc {
+		head = append(head, "gc")
+	}
 	if has.lat {
 		head = append(head, "p50", "p99", "max")
 	}
@@ -144,7 +152,7 @@ func (r *Report) writePhases(w io.Writer) error {
 }
 
 // columns are the table's optional columns.
-type columns struct{ lat, mem, ip bool }
+type columns struct{ gc, lat, mem, ip bool }
 
 // phaseCells is the row of phase p of cycle c, beside iproute2's ip.
 func phaseCells(c Cycle, p, ip *Phase, has columns) []string {
@@ -160,6 +168,13 @@ func phaseCells(c Cycle, p, ip *Phase, has columns) []string {
 	}
 	cells := []string{fmt.Sprint(c.Count), fmt.Sprint(c.Repeat), p.Name, strategy, result.FormatNS(p.WallNS),
 		fmt.Sprintf("%.3f", p.MsPerDevice), fmt.Sprintf("%.0f", p.DevicesPerSec), result.FormatNS(p.UserNS), result.FormatNS(p.SysNS)}
+	if has.gc {
+		gc := "-"
+		if p.GCs > 0 {
+			gc = fmt.Sprintf("%s (%d)", result.FormatNS(p.GCNS), p.GCs)
+		}
+		cells = append(cells, gc)
+	}
 	if has.lat {
 		lat := []string{"-", "-", "-"}
 		if p.Requests != nil {

@@ -73,13 +73,15 @@ func together(stages []*stage, p batch.Phase, phase func(*stage) (batch.Phase, e
 			phases[i], errs[i] = phase(st)
 		})
 	}
+	gcs, gcNS := result.GC()
 	user, sys := result.CPU(false)
 	began := time.Now()
 	close(start)
 	wg.Wait()
 	p.WallNS = time.Since(began).Nanoseconds()
 	u, s := result.CPU(false)
-	p.UserNS, p.SysNS = u-user, s-sys
+	g, gNS := result.GC()
+	p.UserNS, p.SysNS, p.GCs, p.GCNS = u-user, s-sys, g-gcs, max(0, gNS-gcNS)
 	for _, q := range phases {
 		p.Devices += q.Devices
 		p.Failed += q.Failed
