@@ -1,6 +1,9 @@
 package result
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 // Three significant digits in the unit that keeps the number under 1000:
 // no exponent ever ("1e+03ms" was printed for 999.7 ms).
@@ -19,5 +22,16 @@ func TestFormatNS(t *testing.T) {
 		if got := FormatNS(ns); got != want {
 			t.Errorf("FormatNS(%d) = %q, want %q", ns, got, want)
 		}
+	}
+}
+
+// The collector's account grows with a collection, and its time never
+// runs backwards.
+func TestGC(t *testing.T) {
+	n1, t1 := GC()
+	runtime.GC()
+	n2, t2 := GC()
+	if n2 <= n1 || t2 < t1 || t2 < 0 {
+		t.Errorf("before a collection %d, %d ns; after %d, %d ns", n1, t1, n2, t2)
 	}
 }
