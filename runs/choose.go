@@ -101,7 +101,8 @@ func (s *Store) choose(ns namespace.NS, prefix, kind string) ([]*Record, *Report
 
 // takeOver makes the runs this process's to delete, or says why not, before
 // anything is deleted: a run whose devbulk still runs is refused, or with
-// o.Force that devbulk is killed first and the run read again as it left it
+// o.Force that devbulk is killed first (one already killed, still finishing
+// a request in the kernel, is waited for) and the run read again as it left it
 // (a run it had finished undoing is gone); devices of others on any run's
 // devices refuse all runs when there are several (one run's delete refuses
 // by itself before its first request).
@@ -112,7 +113,10 @@ func (s *Store) takeOver(ctx context.Context, t batch.Target, force bool, mine [
 	for _, r := range mine {
 		out := Outcome{Record: r}
 		if r.Owner.Alive() && r.Owner != owner.Self() {
-			if !force {
+			// A devbulk killed while a request of its is in the kernel
+			// (Owner.Dying) is waited for, as a stopped one is.
+			dying := r.Owner.Dying()
+			if !force && !dying {
 				out.Err = fmt.Errorf("%w (%s, state %s): refusing; wait for it to finish, or --force to stop it first", ErrRunning, r.Owner, r.State)
 				refused = append(refused, out)
 				continue
@@ -130,7 +134,7 @@ func (s *Store) takeOver(ctx context.Context, t batch.Target, force bool, mine [
 			if r == nil {
 				continue // its devbulk had undone the run
 			}
-			stopped[r] = true
+			stopped[r] = !dying
 		}
 		runs = append(runs, r)
 	}

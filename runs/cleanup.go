@@ -6,11 +6,17 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/nlbatch"
 )
+
+// dyingWait bounds how long Cleanup waits for a killed devbulk to finish
+// the request it had in the kernel (a group move of thousands of veths: a
+// few seconds).
+const dyingWait = 2 * time.Minute
 
 // Cleaned is one thing Cleanup did, or could not do.
 type Cleaned struct {
@@ -45,6 +51,22 @@ func (s *Store) Cleanup(ctx context.Context, all bool) ([]Cleaned, error) {
 	for _, r := range recs {
 		if ctx.Err() != nil {
 			break
+		}
+		if r.Owner.Dying() {
+			// Killed, and still finishing a request in the kernel: the
+			// devices are settled once it returns.
+			if err := r.Owner.Wait(dyingWait); err != nil {
+				out = append(out, Cleaned{What: fmt.Sprintf("%s: its devbulk (%s) was killed and is still finishing a request in the kernel: not touched; run cleanup again", r, r.Owner), Err: err})
+				continue
+			}
+			now, err := s.reread(r)
+			if err != nil {
+				out = append(out, Cleaned{What: r.String(), Err: err})
+			}
+			if now == nil {
+				continue // its record is gone, or unreadable
+			}
+			r = now
 		}
 		if r.Owner.Alive() {
 			continue // a running devbulk's

@@ -32,7 +32,10 @@ type Listed struct {
 	PID       int  `json:"pid"`
 	// Running: the devbulk that last worked on the run still runs. A run
 	// not complete whose devbulk is gone was killed: cleanup finishes it.
+	// Dying: it was killed and still finishes a request in the kernel
+	// (cleanup waits for it).
 	Running bool      `json:"running"`
+	Dying   bool      `json:"dying,omitempty"`
 	Created time.Time `json:"created,omitzero"`
 	File    string    `json:"file"`
 }
@@ -56,7 +59,7 @@ func (s *Store) List() ([]Listed, []Bad, error) {
 		l := Listed{
 			Prefix: r.Prefix, Kind: r.Kind, Group: r.Group, Devices: r.Devices(),
 			Netns: Side{Netns: r.Netns, Inode: r.Inode, Devices: r.here(), Gone: st.gone(r.Place)},
-			State: r.State, Abandoned: r.Abandoned, PID: r.Owner.PID, Running: r.Owner.Alive(),
+			State: r.State, Abandoned: r.Abandoned, PID: r.Owner.PID, Running: r.Owner.Alive(), Dying: r.Owner.Dying(),
 			Created: r.Created, File: s.path(r),
 		}
 		if r.State == Creating && !l.Running {

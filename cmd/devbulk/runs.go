@@ -64,7 +64,7 @@ func printRuns(w io.Writer, list []runs.Listed, now time.Time) error {
 		if l.Abandoned {
 			state = "abandoned"
 		}
-		if !l.Running && (l.State != runs.Complete || l.Abandoned) {
+		if (!l.Running || l.Dying) && (l.State != runs.Complete || l.Abandoned) {
 			state += " (killed)"
 			killed++
 		}
@@ -113,6 +113,9 @@ func devicesOf(l runs.Listed) string {
 }
 
 func devbulkOf(l runs.Listed) string {
+	if l.Dying {
+		return fmt.Sprintf("killed, exiting (pid %d)", l.PID)
+	}
 	if l.Running {
 		return fmt.Sprintf("running (pid %d)", l.PID)
 	}

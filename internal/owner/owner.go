@@ -52,6 +52,25 @@ func (o Owner) Alive() bool {
 	return err == nil && start == o.Start && !exited(b)
 }
 
+// Dying reports whether the process o names is alive but killed: its main
+// thread has exited (a zombie, state Z) while another thread still
+// finishes a system call (a netlink request the kernel is carrying out).
+// It sends nothing more once that returns; Wait waits for it.
+func (o Owner) Dying() bool {
+	if !o.Alive() {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", o.PID))
+	return err == nil && zombie(b)
+}
+
+// zombie reports whether a /proc/PID/stat's main thread has exited.
+func zombie(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	f := strings.Fields(string(stat[i+1:]))
+	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+}
+
 // exited reports whether a /proc/PID/stat is that of a process whose every
 // thread has exited: a zombie (state Z or X, field 3) waiting to be reaped,
 // with one thread (field 20) left. A killed process's main thread shows Z
@@ -150,7 +169,32 @@ func (o Owner) Stop(timeout time.Duration) error {
 	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
 		return fmt.Errorf("killing %s: %w", o, err)
 	}
-	// A pidfd becomes readable when its process has exited.
+	return o.waitExit(fd, timeout)
+}
+
+// Wait waits, at most timeout, until the process o names is gone, every
+// thread of it; a process that is no longer o is gone.
+func (o Owner) Wait(timeout time.Duration) error {
+	if o.BootID != bootID() {
+		return nil
+	}
+	fd, err := unix.PidfdOpen(o.PID, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pidfd_open %d: %w", o.PID, err)
+	}
+	defer unix.Close(fd)
+	if start, err := startTime(o.PID); err != nil || start != o.Start {
+		return nil
+	}
+	return o.waitExit(fd, timeout)
+}
+
+// waitExit waits until pidfd fd's process has exited: the pidfd becomes
+// readable then.
+func (o Owner) waitExit(fd int, timeout time.Duration) error {
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for deadline := time.Now().Add(timeout); ; {
 		n, err := unix.Poll(fds, int(max(0, time.Until(deadline).Milliseconds())))
@@ -162,6 +206,6 @@ func (o Owner) Stop(timeout time.Duration) error {
 		case err != nil:
 			return fmt.Errorf("waiting for %s to exit: %w", o, err)
 		}
-		return fmt.Errorf("%s did not exit within %v of SIGKILL", o, timeout)
+		return fmt.Errorf("%s did not exit within %v", o, timeout)
 	}
 }

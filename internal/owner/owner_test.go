@@ -4,9 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Liveness is pid, start time and boot id together: not the name of the
@@ -129,5 +132,54 @@ func TestExitedNeedsEveryThreadGone(t *testing.T) {
 		if got := exited(line(c.state, c.threads)); got != c.want {
 			t.Errorf("state %s with %s threads: exited %v, want %v", c.state, c.threads, got, c.want)
 		}
+	}
+}
+
+// mainExitsEnv makes the test binary a process whose main thread exits
+// while another thread runs on for a moment, as a killed devbulk's does
+// while a thread finishes a request in the kernel.
+const mainExitsEnv = "OWNER_TEST_MAIN_EXITS"
+
+func init() {
+	if os.Getenv(mainExitsEnv) == "" {
+		return
+	}
+	runtime.LockOSThread() // in init: the main goroutine keeps the main thread
+	go func() {
+		time.Sleep(2 * time.Second)
+		os.Exit(0)
+	}()
+	unix.RawSyscall(unix.SYS_EXIT, 0, 0, 0) // this thread only
+}
+
+// A process whose main thread exited while another runs on is dying:
+// alive, not to be touched, and Wait returns once every thread is gone.
+func TestDyingAndWait(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), mainExitsEnv+"=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	start, err := startTime(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Owner{PID: cmd.Process.Pid, Start: start, BootID: Self().BootID}
+	for deadline := time.Now().Add(time.Second); !o.Dying() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !o.Dying() || !o.Alive() {
+		t.Fatalf("main thread gone, another running: dying %v, alive %v", o.Dying(), o.Alive())
+	}
+	begun := time.Now()
+	if err := o.Wait(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if o.Alive() || o.Dying() || time.Since(begun) < 500*time.Millisecond {
+		t.Errorf("after Wait (%v): alive %v, dying %v", time.Since(begun), o.Alive(), o.Dying())
+	}
+	if err := (Owner{PID: 1, Start: 1, BootID: o.BootID}).Wait(time.Millisecond); err != nil {
+		t.Errorf("Wait for a process that is not the owner (pid 1, another start): %v", err)
 	}
 }
