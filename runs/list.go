@@ -62,7 +62,7 @@ func (s *Store) List() ([]Listed, []Bad, error) {
 			State: r.State, Abandoned: r.Abandoned, PID: r.Owner.PID, Running: r.Owner.Alive(), Dying: r.Owner.Dying(),
 			Created: r.Created, File: s.path(r),
 		}
-		if r.State == Creating && !l.Running {
+		if r.State == Creating && (!l.Running || l.Dying) {
 			n := found(r)
 			l.Found = &n
 		}
