@@ -5,126 +5,43 @@ package tests
 // change, built by devbulk from the tree and booted; bisected to the
 // planted commit by devbulk bisect (confirmed by its revert) and by git
 // bisect run devbulk check --bisect; bad input refused before anything is
-// built. One cold build serves them all: the history lives at a fixed
-// place in the user cache, so devbulk's build directory for it is reused,
-// and every later build is incremental.
+// built. One cold build serves them all (tests/prebuild starts it as soon
+// as go test runs that package, beside this one); every later build is
+// incremental.
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/devbulk/devbulk/kbuild"
-)
-
-// debianSource is the source apt's linux-source-6.1 installs.
-const debianSource = "/usr/src/linux-source-6.1.tar.xz"
-
-// xfrmFini is the function whose one synchronize_rcu() (6.1.192's "xfrm:
-// Wait for RCU readers during policy netns exit") the history plants: a
-// netns drain of 200 namespaces 11× slower with it.
-const (
-	xfrmFile = "net/xfrm/xfrm_policy.c"
-	xfrmLine = "\tsynchronize_rcu();\n"
-	xfrmNext = "\n\tWARN_ON(!list_empty(&net->xfrm.policy_all));"
+	"github.com/devbulk/devbulk/tests/history"
 )
 
 // churnSuite measures the drain after a churn of 200 namespaces.
 const churnSuite = `{"name": "src", "scenarios": [
   {"name": "churn", "repeat": 3, "netns": {"scenario": "churn", "workers": 2, "per_worker": 100}}]}`
 
-var history struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// sourceHistory is the test's kernel tree, a git repository of Debian's
-// linux-source-6.1 with four commits, tagged: pristine (as Debian ships
-// it, the synchronize_rcu in xfrm_policy_fini), good (the line removed),
-// harmless (a comment added elsewhere), planted (the line back).
+// sourceHistory is the tests' kernel tree (package history: Debian's
+// linux-source-6.1 with a planted change), made unless it is there.
 func sourceHistory(t *testing.T) string {
 	t.Helper()
 	needVM(t)
-	if _, err := os.Stat(debianSource); err != nil {
+	if _, err := os.Stat(history.Source); err != nil {
 		t.Skip("Debian's linux-source-6.1 is not installed (tests/run-all.sh installs it): no kernel source to build")
 	}
 	if err := kbuild.Toolchain(); err != nil {
 		t.Skipf("no kernel toolchain (tests/run-all.sh installs it): %v", err)
 	}
-	history.once.Do(func() { history.dir, history.err = makeHistory() })
-	if history.err != nil {
-		t.Fatal(history.err)
-	}
-	return history.dir
-}
-
-func makeHistory() (string, error) {
-	cache, err := os.UserCacheDir()
+	dir, err := history.Make()
 	if err != nil {
-		return "", err
+		t.Fatal(err)
 	}
-	dir := filepath.Join(cache, "devbulk-tests", "linux-6.1")
-	if exec.Command("git", "-C", dir, "rev-parse", "--verify", "--quiet", "planted").Run() == nil {
-		return dir, nil
-	}
-	os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	steps := [][]string{
-		{"tar", "-xJf", debianSource, "-C", dir, "--strip-components=1"},
-		{"git", "init", "-q"},
-		{"git", "add", "-f", "-A"},
-		{"git", "commit", "-q", "-m", "linux-source-6.1 as Debian ships it"},
-		{"git", "tag", "pristine"},
-	}
-	if err := runAll(dir, steps); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, xfrmFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	if !strings.Contains(string(b), xfrmLine+xfrmNext) {
-		return "", fmt.Errorf("%s of %s has no synchronize_rcu() before the policy_all check: another version than the history plants into", xfrmFile, debianSource)
-	}
-	edit := func(file, from, to, msg, tag string) error {
-		b, err := os.ReadFile(filepath.Join(dir, file))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(strings.Replace(string(b), from, to, 1)), 0o644); err != nil {
-			return err
-		}
-		return runAll(dir, [][]string{{"git", "commit", "-q", "-a", "-m", msg}, {"git", "tag", tag}})
-	}
-	if err := edit(xfrmFile, xfrmLine+xfrmNext, xfrmNext, "xfrm: no synchronize_rcu in xfrm_policy_fini", "good"); err != nil {
-		return "", err
-	}
-	if err := edit("net/core/dev.c", "#include <linux/uaccess.h>\n", "#include <linux/uaccess.h>\n/* harmless */\n", "net: a harmless comment", "harmless"); err != nil {
-		return "", err
-	}
-	return dir, edit(xfrmFile, xfrmNext, xfrmLine+xfrmNext, "xfrm: Wait for RCU readers during policy netns exit (planted)", "planted")
-}
-
-func runAll(dir string, steps [][]string) error {
-	for _, s := range steps {
-		cmd := exec.Command(s[0], s[1:]...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=devbulk-tests", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=devbulk-tests", "GIT_COMMITTER_EMAIL=t@localhost")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %w\n%s", strings.Join(s, " "), err, out)
-		}
-	}
-	return nil
+	return dir
 }
 
 // untouched fails the test when devbulk wrote into the tree: its status
@@ -197,7 +114,7 @@ func TestVMSourceBisect(t *testing.T) {
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &doc) != nil {
 		t.Fatalf("bisect: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if !doc.Found || !doc.Confirmed || !strings.Contains(doc.FirstBadCommit, "xfrm: Wait for RCU readers during policy netns exit (planted) (devbulk-tests") ||
+	if !doc.Found || !doc.Confirmed || !strings.Contains(doc.FirstBadCommit, history.Planted+" (devbulk-tests") ||
 		doc.Revert == nil || !doc.Revert.Restores {
 		t.Errorf("bisect: %s\nfirst bad commit %q, revert %+v", doc.Words, doc.FirstBadCommit, doc.Revert)
 	}
