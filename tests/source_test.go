@@ -150,6 +150,22 @@ func TestVMSourceGitBisectRun(t *testing.T) {
 // the tree is as it was: not a kernel source, a revision that does not
 // exist, a patch that does not apply, a fragment's option this kernel
 // does not have.
+// A fleet's job boots a kernel from source as it boots Debian's: lava job
+// builds it (here, finds it built), and LAVA's own lava-run runs the job,
+// the churn a passing case with its figure.
+func TestVMSourceLAVAJob(t *testing.T) {
+	tree := sourceHistory(t)
+	needLAVA(t)
+	head := headOf(t, tree)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "suite.json"), []byte(churnSuite), 0o644)
+	_, r := lavaJob(t, dir, "src", "src:"+tree+"@planted")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^churn +pass +[0-9.]+ +ns/op$`).MatchString(r.stdout) {
+		t.Errorf("lava run of a job on src:%s@planted: exit %d\n%s%s", tree, r.code, r.stdout, r.stderr)
+	}
+	untouched(t, tree, head)
+}
+
 func TestSourceBadInput(t *testing.T) {
 	tree := sourceHistory(t)
 	head := headOf(t, tree)

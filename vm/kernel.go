@@ -114,6 +114,13 @@ func Find(spec, cacheDir string) (*Kernel, error) {
 	return FindBuilding(context.Background(), spec, cacheDir, nil)
 }
 
+// SpecHelp says how a kernel configuration is named, for every flag that
+// takes one (vm --kernel, check --vm-kernel, lava job --kernel).
+const SpecHelp = "'K [ARGS]': K is debian (debian:6.1), debian:6.12, debian:6.1-rt, debian:6.12-rt, a Debian package " +
+	"(linux-image-6.1.0-47-cloud-amd64), PATH[:MODULES_DIR] (a kernel image such as arch/x86/boot/bzImage, and its lib/modules/RELEASE), " +
+	"or a source devbulk builds: src:DIR (a git work tree or an unpacked source), src:TARBALL, src:TREE@REV, each followed by " +
+	"+FILE (a patch) or +revert:REV, repeatable (docs/source.md); ARGS go on its command line ('debian:6.1 rcu_nocbs=all')"
+
 // FindBuilding is Find that builds a kernel from source (src:..., see
 // package kbuild) when the spec names one, telling progress how the build
 // goes; ctx stops the build.

@@ -52,9 +52,7 @@ func checkCommand() *cli.Command {
 			&cli.StringFlag{Name: "label", Usage: "name this kernel configuration `LABEL` in the results (a matrix's column)"},
 			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest slowdown of a median that fails the check (0%..1000%); " +
 				"two checks of one kernel on the development machine differed by up to 14% with p < 0.05: measure yours"},
-			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on the kernel configuration `SPEC`, 'K [ARGS]': K is debian (debian:6.1), debian:6.12, " +
-				"debian:6.1-rt, debian:6.12-rt, a Debian package (linux-image-...) or PATH[:MODULES_DIR]; ARGS go on its command line " +
-				"('debian:6.1 rcu_nocbs=all'); 2 to 8 times: compare each with the first"},
+			&cli.StringSliceFlag{Name: "vm-kernel", Usage: "run the suite in the VM on the kernel configuration `SPEC`, " + vm.SpecHelp + "; 2 to 8 times: compare each with the first"},
 			&cli.StringFlag{Name: "rounds", Value: "1", Usage: "with several --vm-kernel: boot each kernel `R` times (1..10), the order " +
 				"alternating round by round, each boot running every scenario ceil(repeat/R) times"},
 			&cli.BoolFlag{Name: "bisect", Usage: "exit as git bisect run reads it: 0 good, 1 a regression against --baseline (bad), 125 cannot test " +

@@ -15,6 +15,7 @@ import (
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/lava"
 	"github.com/devbulk/devbulk/netnsbench"
+	"github.com/devbulk/devbulk/vm"
 )
 
 func lavaCommand() *cli.Command {
@@ -34,8 +35,7 @@ func lavaJobCommand() *cli.Command {
 		Name:  "job",
 		Usage: "write a LAVA job's artifacts into --artifacts DIR and print the job definition (YAML)",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "kernel", Usage: "required: the kernel configuration `SPEC` the job boots, 'K [ARGS]': K is debian (debian:6.1), debian:6.12, " +
-				"debian:6.1-rt, debian:6.12-rt, a Debian package (linux-image-...) or PATH[:MODULES_DIR]; ARGS go on its command line"},
+			&cli.StringFlag{Name: "kernel", Usage: "required: the kernel configuration `SPEC` the job boots, " + vm.SpecHelp},
 			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` (default: devbulk's full suite, every scenario on the kernel under test)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with the results in `FILE` (check --save, or check --results LOG --format json)"},
 			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest slowdown of a median that fails a case (0%..1000%)"},

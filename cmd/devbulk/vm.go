@@ -28,9 +28,7 @@ func vmCommand() *cli.Command {
 			"probe boot works, TCG otherwise: under TCG compare ratios, not absolute times. Several --kernel run one\n" +
 			"after the other; one that does not boot is reported, and the others still run.",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "kernel", Value: cli.NewStringSlice("debian"), Usage: "kernel configuration `SPEC`, 'K [ARGS]': K is debian (debian:6.1), debian:6.12, debian:6.1-rt, " +
-				"debian:6.12-rt, a Debian package (linux-image-6.1.0-47-cloud-amd64), or the path of a kernel image (arch/x86/boot/bzImage); " +
-				"ARGS go on its command line ('debian:6.1 rcu_nocbs=all'); repeat for several kernels"},
+			&cli.StringSliceFlag{Name: "kernel", Value: cli.NewStringSlice("debian"), Usage: "kernel configuration `SPEC`, " + vm.SpecHelp + "; repeat for several kernels"},
 			&cli.StringFlag{Name: "modules", Usage: "with one kernel path: its module `DIR` (lib/modules/RELEASE)"},
 			&cli.StringFlag{Name: "append", Usage: "add `ARGS` to every guest kernel's command line (rcu_nocbs=all, preempt=full, ...)"},
 			&cli.IntFlag{Name: "cpus", Value: 2, Usage: "guest CPUs (1..64)"},
