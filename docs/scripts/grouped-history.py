@@ -6,10 +6,12 @@ bisect when the stable series' own commits are not at hand
 A stable commit changes a file together with the headers it needs; a history
 of one commit per file splits them and does not compile in its middle. This
 one groups the changed files the way such commits would: a file joins a
-header when both change the count of one identifier (comments and strings
-left out) that at most MAXDF changed files change (a rarer identifier is a
-field or function the change adds, renames or drops; a common one such as
-"lock" would join everything). Groups are closed under that relation.
+header when an identifier stands on a changed line of both (comments and
+strings left out) and on changed lines of at most MAXDF changed files (a
+rare identifier is a field or function the change adds, renames, retypes
+or drops; a common one such as "lock" would join everything). Groups are
+closed under that relation. (Counting an identifier's uses instead missed
+a function whose parameters changed: ip_vs_nat_icmp in 6.1.192's ip_vs.h.)
 
   commit 1: OLD as unpacked;
   commit 2: every group with no file under net/ (and other architectures,
@@ -20,10 +22,11 @@ field or function the change adds, renames or drops; a common one such as
   then each other group with a file under net/, one commit each, in the
   path order of its first file; the last commit is NEW exactly.
 
-Usage: grouped-history.py OLD_DIR NEW_DIR OUT_DIR [MAXDF, default 10]
-OUT_DIR must not exist. Needs git and rsync-free Python 3 only.
+Usage: grouped-history.py OLD_DIR NEW_DIR OUT_DIR [MAXDF, default 12]
+OUT_DIR must not exist. Needs git and Python 3.
 """
 import collections
+import difflib
 import os
 import re
 import shutil
@@ -61,17 +64,24 @@ def compiled(f):
     return f.endswith((".c", ".h", ".S", "Makefile", "Kconfig"))
 
 
-def tokens(data):
-    text = NOISE.sub(" ", (data or b"").decode("latin-1"))
-    return collections.Counter(TOKEN.findall(text))
+def lines(data):
+    return NOISE.sub(" ", (data or b"").decode("latin-1")).splitlines()
+
+
+def changed_ids(old, new):
+    """The identifiers on the lines a diff of old to new adds or removes."""
+    ids = set()
+    for line in difflib.unified_diff(lines(old), lines(new), lineterm="", n=0):
+        if line[:1] in "+-" and not line.startswith(("+++", "---")):
+            ids |= {k for k in TOKEN.findall(line[1:]) if k not in KEYWORDS}
+    return ids
 
 
 def groups(old, new, changed, maxdf):
     delta = {}
     for f in changed:
         if compiled(f):
-            a, b = tokens(read(os.path.join(old, f))), tokens(read(os.path.join(new, f)))
-            delta[f] = {k for k in a.keys() | b.keys() if a[k] != b[k] and k not in KEYWORDS}
+            delta[f] = changed_ids(read(os.path.join(old, f)), read(os.path.join(new, f)))
     df = collections.Counter(k for s in delta.values() for k in s)
     parent = {f: f for f in changed}
 
@@ -117,7 +127,7 @@ def main():
     if len(sys.argv) not in (4, 5):
         sys.exit(__doc__.split("\n\n")[-1])
     old, new, out = (os.path.abspath(p) for p in sys.argv[1:4])
-    maxdf = int(sys.argv[4]) if len(sys.argv) == 5 else 10
+    maxdf = int(sys.argv[4]) if len(sys.argv) == 5 else 12
     if os.path.exists(out):
         sys.exit(f"grouped-history.py: {out} exists")
     changed = sorted(f for f in set(walk(old)) | set(walk(new))
