@@ -18,7 +18,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/devbulk/devbulk/kbuild"
 	"github.com/devbulk/devbulk/tests/history"
 )
 
@@ -31,11 +30,8 @@ const churnSuite = `{"name": "src", "scenarios": [
 func sourceHistory(t *testing.T) string {
 	t.Helper()
 	needVM(t)
-	if _, err := os.Stat(history.Source); err != nil {
-		t.Skip("Debian's linux-source-6.1 is not installed (tests/run-all.sh installs it): no kernel source to build")
-	}
-	if err := kbuild.Toolchain(); err != nil {
-		t.Skipf("no kernel toolchain (tests/run-all.sh installs it): %v", err)
+	if why := history.Unavailable(); why != "" {
+		t.Skip(why)
 	}
 	dir, err := history.Make()
 	if err != nil {

@@ -152,29 +152,24 @@ func Read(path string) (Owner, error) {
 // reused meanwhile is never signalled. A process that is no longer o is not
 // an error: there is nothing to stop.
 func (o Owner) Stop(timeout time.Duration) error {
-	if o.BootID != bootID() {
-		return nil
-	}
-	fd, err := unix.PidfdOpen(o.PID, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("pidfd_open %d: %w", o.PID, err)
-	}
-	defer unix.Close(fd)
-	if start, err := startTime(o.PID); err != nil || start != o.Start {
-		return nil // gone, or the pid is another process's now
-	}
-	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
-		return fmt.Errorf("killing %s: %w", o, err)
-	}
-	return o.waitExit(fd, timeout)
+	return o.pinned(func(fd int) error {
+		if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("killing %s: %w", o, err)
+		}
+		return o.waitExit(fd, timeout)
+	})
 }
 
 // Wait waits, at most timeout, until the process o names is gone, every
 // thread of it; a process that is no longer o is gone.
 func (o Owner) Wait(timeout time.Duration) error {
+	return o.pinned(func(fd int) error { return o.waitExit(fd, timeout) })
+}
+
+// pinned calls fn with a pidfd of the process o names, pinned before its
+// start time is checked; nothing when that process is gone, or the pid is
+// another process's now.
+func (o Owner) pinned(fn func(fd int) error) error {
 	if o.BootID != bootID() {
 		return nil
 	}
@@ -189,7 +184,7 @@ func (o Owner) Wait(timeout time.Duration) error {
 	if start, err := startTime(o.PID); err != nil || start != o.Start {
 		return nil
 	}
-	return o.waitExit(fd, timeout)
+	return fn(fd)
 }
 
 // waitExit waits until pidfd fd's process has exited: the pidfd becomes

@@ -107,7 +107,13 @@ func TestStopKillsOnlyTheOwner(t *testing.T) {
 // start time.
 func sleeper(t *testing.T) (*exec.Cmd, uint64) {
 	t.Helper()
-	cmd := exec.Command("sleep", "30")
+	return started(t, exec.Command("sleep", "30"))
+}
+
+// started starts cmd, killed at the test's end, and returns it with its
+// start time.
+func started(t *testing.T, cmd *exec.Cmd) (*exec.Cmd, uint64) {
+	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +152,7 @@ func init() {
 	}
 	runtime.LockOSThread() // in init: the main goroutine keeps the main thread
 	go func() {
-		time.Sleep(2 * time.Second)
+		os.Stdin.Read(make([]byte, 1)) // until the test closes it
 		os.Exit(0)
 	}()
 	unix.RawSyscall(unix.SYS_EXIT, 0, 0, 0) // this thread only
@@ -155,29 +161,29 @@ func init() {
 // A process whose main thread exited while another runs on is dying:
 // alive, not to be touched, and Wait returns once every thread is gone.
 func TestDyingAndWait(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), mainExitsEnv+"=1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	start, err := startTime(cmd.Process.Pid)
+	helper := exec.Command(os.Args[0], "-test.run=^$")
+	helper.Env = append(os.Environ(), mainExitsEnv+"=1")
+	stdin, err := helper.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cmd, start := started(t, helper)
 	o := Owner{PID: cmd.Process.Pid, Start: start, BootID: Self().BootID}
-	for deadline := time.Now().Add(time.Second); !o.Dying() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); !o.Dying() && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if !o.Dying() || !o.Alive() {
 		t.Fatalf("main thread gone, another running: dying %v, alive %v", o.Dying(), o.Alive())
 	}
-	begun := time.Now()
-	if err := o.Wait(10 * time.Second); err != nil {
+	if err := o.Wait(100 * time.Millisecond); err == nil {
+		t.Fatal("Wait returned while a thread of the process still ran")
+	}
+	stdin.Close() // the other thread ends the process
+	if err := o.Wait(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if o.Alive() || o.Dying() || time.Since(begun) < 500*time.Millisecond {
-		t.Errorf("after Wait (%v): alive %v, dying %v", time.Since(begun), o.Alive(), o.Dying())
+	if o.Alive() || o.Dying() {
+		t.Errorf("after Wait: alive %v, dying %v", o.Alive(), o.Dying())
 	}
 	if err := (Owner{PID: 1, Start: 1, BootID: o.BootID}).Wait(time.Millisecond); err != nil {
 		t.Errorf("Wait for a process that is not the owner (pid 1, another start): %v", err)

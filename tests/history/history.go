@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/kbuild"
 )
 
 // Source is the source apt's linux-source-6.1 installs.
@@ -30,6 +32,18 @@ const (
 	xfrmLine = "\tsynchronize_rcu();\n"
 	xfrmNext = "\n\tWARN_ON(!list_empty(&net->xfrm.policy_all));"
 )
+
+// Unavailable says why the history cannot be made and built here (no
+// source, no kernel toolchain: tests/run-all.sh installs both), or "".
+func Unavailable() string {
+	if _, err := os.Stat(Source); err != nil {
+		return "Debian's linux-source-6.1 is not installed (tests/run-all.sh installs it): no kernel source to build"
+	}
+	if err := kbuild.Toolchain(); err != nil {
+		return fmt.Sprintf("no kernel toolchain (tests/run-all.sh installs it): %v", err)
+	}
+	return ""
+}
 
 // Planted is the subject of the planted commit.
 const Planted = "xfrm: Wait for RCU readers during policy netns exit (planted)"

@@ -24,11 +24,8 @@ func TestPlantedKernelBuildsOnce(t *testing.T) {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("qemu-system-x86_64 not installed (apt-get install qemu-system-x86): the VM suite cannot run")
 	}
-	if _, err := os.Stat(history.Source); err != nil {
-		t.Skip("Debian's linux-source-6.1 is not installed (tests/run-all.sh installs it): no kernel source to build")
-	}
-	if err := kbuild.Toolchain(); err != nil {
-		t.Skipf("no kernel toolchain (tests/run-all.sh installs it): %v", err)
+	if why := history.Unavailable(); why != "" {
+		t.Skip(why)
 	}
 	dir, err := history.Make()
 	if err != nil {
