@@ -30,5 +30,6 @@
 // lacks it).
 //
 // The command line (cmd/devbulk) parses, calls these and prints; which
-// flags go together is its own reasoning.
+// flags go together is its own reasoning, where the flags are its own (a
+// mode's rules are the mode's package's: bench's spread over namespaces).
 package devbulk

@@ -34,15 +34,14 @@ type DeleteOptions struct {
 	// defined in its file; nil: its defaults. Options of another strategy
 	// are refused.
 	Own Own
-	// KeepLowers leaves in place the lower devices the strategy did not
-	// take (a module unload leaves those of another kind); otherwise they
-	// are deleted after the phase. A bench keeps them: its namespace's
-	// release removes them, after the phase's RCU counts are read.
-	KeepLowers bool
-	// Restore leaves the machine as the delete found it: what a strategy
-	// unloaded is loaded again afterwards, outside the phase (a bench's
-	// next cycle creates the kind again).
-	Restore bool
+	// Cycle says the delete is one cycle of a repeated measurement (a
+	// bench's) in a namespace released right after: a strategy leaves
+	// what that release removes and undoes what would outlive it. The
+	// module strategy keeps the lower devices of another kind (the release
+	// removes them, after the phase's RCU counts are read; otherwise they
+	// are deleted after the phase) and loads the module again, outside the
+	// phase, whatever happened (the next cycle creates the kind again).
+	Cycle bool
 	// Progress, when set, receives the number of devices (lower devices
 	// included) deleted so far out of total by the one-by-one strategies
 	// (serial, pipelined, parallel).

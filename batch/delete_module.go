@@ -114,6 +114,7 @@ func init() {
 		order:    7,
 		oneBatch: true,
 		unloads:  true,
+		shared:   "one unload takes every namespace's devices",
 		machine: func(k, lower *devices.Kind, own Own) error {
 			if mod := unloaded(k, lower, own); mod != nil {
 				return ModuleLoaded(mod)
@@ -154,12 +155,11 @@ func unloaded(kind, lower *devices.Kind, own Own) *devices.Kind {
 // set's runs right before the unload, after the record is marked, so that
 // the window in which another process could make one is as short as
 // devbulk can make it. Lower devices of another kind, which the unload
-// leaves, are deleted afterwards (outside the phase) unless
-// DeleteOptions.KeepLowers. With DeleteOptions.Restore the module is
-// loaded again, whatever happened.
+// leaves, are deleted afterwards (outside the phase), and the module stays
+// unloaded, unless the delete is a DeleteOptions.Cycle.
 func deleteModule(ctx context.Context, d *job) (_ map[int32]bool, err error) {
 	mod := unloaded(d.s.Kind, d.s.LowerKind, d.o.Own)
-	if d.o.Restore {
+	if d.o.Cycle {
 		defer func() {
 			if ModuleLoaded(mod) != nil {
 				err = errors.Join(err, reloadModule(mod))
@@ -190,7 +190,7 @@ func deleteModule(ctx context.Context, d *job) (_ map[int32]bool, err error) {
 		return confirmed, nil
 	}
 	_, lowers := d.s.split(d.mine)
-	if d.o.KeepLowers {
+	if d.o.Cycle {
 		d.kept = indexes(d.s.Lowers)
 		return confirmed, nil
 	}

@@ -19,6 +19,7 @@ func init() {
 	register(DeleteNetns, &strategy{
 		order:    5,
 		oneBatch: true,
+		shared:   "the kernel's one cleanup worker releases namespaces one after another",
 		applies: func(_ *devices.Kind, dedicated bool) error {
 			if !dedicated {
 				return devbulk.Mark(ErrNotApplicable, "delete strategy netns needs a namespace devbulk made for the devices (devbulk bench); it would take everything else in the namespace with it")

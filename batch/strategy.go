@@ -34,6 +34,10 @@ type strategy struct {
 	// unloads: it unloads the kinds' modules, which takes their devices
 	// in every namespace, not only the set's.
 	unloads bool
+	// shared says why its kernel work in one namespace is not that
+	// namespace's own ("" when it is): several namespaces' deletes with it
+	// do not run side by side in the kernel.
+	shared string
 	// applies says why the strategy cannot tear down links of kind k
 	// (nil: whatever the kind) in a namespace devbulk made for them
 	// (dedicated) or not; nil when it can.
@@ -94,6 +98,11 @@ func (d DeleteStrategy) OneBatch() bool { return d.impl().oneBatch }
 // prober beside it must make devices of another kind, and a veth peer a
 // move left elsewhere goes too.
 func (d DeleteStrategy) UnloadsModules() bool { return d.impl().unloads }
+
+// Shared says why d's kernel work in one namespace is not that
+// namespace's own, so that deletes in several namespaces at once do not run
+// side by side; "" when it is.
+func (d DeleteStrategy) Shared() string { return d.impl().shared }
 
 // Applies reports whether strategy d can tear down links of kind k (nil:
 // whatever the kind), and why not. dedicated says the devices live in a

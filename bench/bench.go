@@ -392,7 +392,7 @@ func cycle(ctx context.Context, o *runner, n int, s cycleOf) (c Cycle, err error
 		defer to.release()
 		t, st = batch.Target{Conn: to.conn, NS: to.ns.NS, Dedicated: to.ns}, to
 	}
-	do := batch.DeleteOptions{Own: s.delete.own, KeepLowers: true, Restore: true,
+	do := batch.DeleteOptions{Own: s.delete.own, Cycle: true,
 		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s delete", n, s.delete))}
 	began = time.Now()
 	c.Delete, err = traced(o, func() (batch.Phase, error) {

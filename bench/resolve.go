@@ -18,9 +18,13 @@ import (
 // what a strategy needs of the machine, batch.DeleteStrategy.Machine); a delete strategy
 // that does not apply to the kind, with an error that matches
 // batch.ErrNotApplicable; and moves of a kind the kernel keeps where it was
-// made (devbulk.ErrNotSupported).
+// made (devbulk.ErrNotSupported); and a spread (Options.Namespaces) with
+// what it cannot run beside (batch.ErrConflict, batch.ErrNotApplicable).
 func (o *Options) Resolve() error {
 	if err := o.strategiesApply(); err != nil { // before probing
+		return err
+	}
+	if err := o.spreadApplies(); err != nil {
 		return err
 	}
 	var given []*devices.Kind

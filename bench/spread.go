@@ -6,12 +6,42 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/internal/result"
 )
+
+// spreadApplies refuses a spread (Options.Namespaces) without 1, the
+// reference each count is compared with, with more namespaces than the
+// smallest count has devices, beside another mode (a move, a comparison,
+// windows, the bystander's influence, tracing or profiling: each measures
+// one namespace's phase), or with a delete strategy whose kernel work is
+// not each namespace's own.
+func (o *Options) spreadApplies() error {
+	ns := o.Namespaces
+	if len(ns) == 0 {
+		return nil
+	}
+	list := strings.Trim(strings.ReplaceAll(fmt.Sprint(ns), " ", ","), "[]")
+	switch {
+	case !slices.Contains(ns, 1):
+		return devbulk.Mark(batch.ErrConflict, "--namespaces %q: include 1, the reference each count is compared with", list)
+	case len(o.Counts) > 0 && slices.Max(ns) > slices.Min(o.Counts):
+		return devbulk.Mark(batch.ErrConflict, "--namespaces %q: %d namespaces for --count %d leaves some empty", list, slices.Max(ns), slices.Min(o.Counts))
+	case len(o.Moves) > 0 || o.Compare || len(o.Windows) > 0 || o.Influence || o.TraceRCU || o.Profile:
+		return devbulk.Mark(batch.ErrConflict, "--namespaces goes with no --move, --compare, --window, --bystander-influence, --trace-rcu or --profile")
+	}
+	for _, d := range o.Deletes {
+		if why := d.Shared(); why != "" {
+			return devbulk.Mark(batch.ErrNotApplicable, "--namespaces takes the delete strategies that run in each namespace on their own: not %s (%s)", d, why)
+		}
+	}
+	return nil
+}
 
 // spread runs one cycle of n devices spread over k namespaces of their
 // own (Options.Namespaces), a worker each: all create at once, then all
@@ -52,7 +82,7 @@ func spread(ctx context.Context, o *runner, n, k int, d batch.DeleteStrategy) (C
 	began = time.Now()
 	c.Delete, err = together(stages, batch.Phase{Name: "delete", Tool: "devbulk", Strategy: string(d)}, func(st *stage) (batch.Phase, error) {
 		p, _, err := batch.Delete(ctx, batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}, st.set, d,
-			batch.DeleteOptions{Own: batch.OwnFor(o.Own, string(d)), KeepLowers: true, Restore: true})
+			batch.DeleteOptions{Own: batch.OwnFor(o.Own, string(d)), Cycle: true})
 		return p, err
 	})
 	o.beside(&c.Delete, began)

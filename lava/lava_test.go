@@ -2,8 +2,10 @@ package lava
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -276,5 +278,27 @@ func TestReadRun(t *testing.T) {
 	}
 	if _, _, err := ReadRun([]byte(`{"tool": "other"}`)); err == nil || !strings.Contains(err.Error(), "not a devbulk check results document") {
 		t.Errorf("another tool's JSON: %v", err)
+	}
+}
+
+// A saved file is told by its content: a kernel matrix, a run (a LAVA
+// export labelled with its file's name), or too large to be either.
+func TestReadSaved(t *testing.T) {
+	export, err := ReadSaved("testdata/lavacli-results.yaml")
+	if err != nil || export.Matrix != nil || export.Run == nil || export.Run.Meta.Label != "lavacli-results.yaml" {
+		t.Fatalf("export: %+v, %v", export, err)
+	}
+	m, err := check.MatrixOf(25, export.Run, export.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "matrix.json")
+	b, _ := json.Marshal(m)
+	os.WriteFile(path, b, 0o644)
+	if saved, err := ReadSaved(path); err != nil || saved.Matrix == nil || saved.Run != nil {
+		t.Errorf("matrix: %+v, %v", saved, err)
+	}
+	if _, err := ReadSaved("/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than 256 MiB") {
+		t.Errorf("/dev/zero: %v", err)
 	}
 }

@@ -204,8 +204,8 @@ func writeReport(c *cli.Context, r *bench.Report) error {
 var namespacesFlag = &cli.StringFlag{Name: "namespaces", Usage: "spread each cycle's devices over `K[,K..]` namespaces of their own (1..64), " +
 	"a worker each, all creating then all deleting at once, and compare each K with 1 (include 1): does the kernel's lock let them run in parallel?"}
 
-// benchNamespaces reads --namespaces: a list of 1..64 that holds 1, the
-// reference, and goes with no move, comparison, window or module unload.
+// benchNamespaces reads --namespaces: a list of new counts of 1..64 (what
+// goes with it is the spread's: bench.Options.Resolve).
 func benchNamespaces(c *cli.Context, o *bench.Options) error {
 	v := c.String("namespaces")
 	if v == "" {
@@ -217,16 +217,6 @@ func benchNamespaces(c *cli.Context, o *bench.Options) error {
 			return usagef("--namespaces %q: %q is not a new count of 1..64 namespaces", v, f)
 		}
 		o.Namespaces = append(o.Namespaces, k)
-	}
-	switch {
-	case !slices.Contains(o.Namespaces, 1):
-		return usagef("--namespaces %q: include 1, the reference each count is compared with", v)
-	case slices.Max(o.Namespaces) > slices.Min(o.Counts):
-		return usagef("--namespaces %q: %d namespaces for --count %d leaves some empty", v, slices.Max(o.Namespaces), slices.Min(o.Counts))
-	case len(o.Moves) > 0 || o.Compare || len(o.Windows) > 0 || o.Influence || o.TraceRCU || o.Profile:
-		return usagef("--namespaces goes with no --move, --compare, --window, --bystander-influence, --trace-rcu or --profile")
-	case slices.Contains(o.Deletes, batch.DeleteModule) || slices.Contains(o.Deletes, batch.DeleteNetns):
-		return usagef("--namespaces takes the delete strategies that run in each namespace on their own: not module (one unload takes every namespace's devices) or netns (each release waits for the cleanup worker, one after another)")
 	}
 	return nil
 }

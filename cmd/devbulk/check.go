@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -399,51 +399,23 @@ func (a *checkArgs) readSaved(c *cli.Context, paths []string) error {
 // readSavedFile reads one of the files (of n) --results names: a run, with
 // a note when it was damaged, or a kernel matrix (a.matrix).
 func (a *checkArgs) readSavedFile(path string, n int) (*check.Results, string, error) {
-	b, err := readResultsFile(path)
-	if err != nil {
-		return nil, "", err
-	}
-	if m, err := check.ReadMatrix(bytes.NewReader(b)); err == nil {
-		if n > 1 || a.base != nil {
-			return nil, "", usagef("--results %s is a kernel matrix: give it alone, without --baseline, to print it", path)
-		}
-		a.matrix = m
-		return nil, "", nil
-	}
-	r, damaged, err := lava.ReadRun(b)
-	if err != nil {
+	saved, err := lava.ReadSaved(path)
+	var pathErr *fs.PathError // the file's error names it
+	switch {
+	case errors.As(err, &pathErr):
+		return nil, "", usagef("--results: %w", err)
+	case err != nil:
 		return nil, "", usagef("--results %s: %v", path, err)
+	case saved.Matrix != nil && (n > 1 || a.base != nil):
+		return nil, "", usagef("--results %s is a kernel matrix: give it alone, without --baseline, to print it", path)
+	case saved.Matrix != nil:
+		a.matrix = saved.Matrix
+		return nil, "", nil
+	case saved.Damaged != "":
+		return saved.Run, fmt.Sprintf("--results %s: %s; read from its test cases instead (each scenario's headline)", path, saved.Damaged), nil
 	}
-	note := ""
-	if damaged != "" {
-		note = fmt.Sprintf("--results %s: %s; read from its test cases instead (each scenario's headline)", path, damaged)
-	}
-	if r.Meta.Label == "" && r.Meta.Kernel == lava.UnknownKernel {
-		r.Meta.Label = filepath.Base(path) // an export: its column is its file
-	}
-	return r, note, nil
+	return saved.Run, "", nil
 }
-
-// readResultsFile reads one file --results names, up to maxResultsFile.
-func readResultsFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usagef("--results: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxResultsFile+1))
-	if err != nil {
-		return nil, usagef("--results: %w", err)
-	}
-	if len(b) > maxResultsFile {
-		return nil, usagef("--results %s: larger than %d MiB: not a log or results devbulk reads", path, maxResultsFile>>20)
-	}
-	return b, nil
-}
-
-// maxResultsFile bounds what --results reads (a default-suite job's log is
-// ~160 KB; /dev/zero is not a log).
-const maxResultsFile = 256 << 20
 
 // readResults reads the results file a flag names, if given.
 func readResults(c *cli.Context, flag string) (*check.Results, error) {
