@@ -14,6 +14,7 @@ import (
 	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
+	"github.com/devbulk/devbulk/kernlog"
 	"github.com/devbulk/devbulk/kprofile"
 	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/nlbatch"
@@ -74,6 +75,10 @@ type Options struct {
 	Bystander *bystander.Config
 	// Progress, when set, receives one line per step.
 	Progress func(string)
+	// KernelNoise is the list of the kernel's complaints not reported
+	// (kernlog.ReadNoise); every other one the kernel prints during the
+	// bench is a finding (Report.KernelLog).
+	KernelNoise kernlog.Noise
 	// Counter, when set, makes a counter for a phase of total steps that
 	// goes one device at a time (creation, one-by-one deletes): the phase
 	// reports the steps done to the returned function.
@@ -89,6 +94,9 @@ type runner struct {
 	createProf *kprofile.Profiler // create phases
 	moveProf   *kprofile.Profiler // move phases
 	prober     *bystander.Prober
+	klog       *kernlog.Watcher
+	at         string // the cycle under way, "N=… rep …": where the kernel's complaints are
+	phase      string // the phase under way in it
 }
 
 // Prefix is the name prefix of bench links (their namespace is devbulk's own).
@@ -103,6 +111,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	r := &Report{Header: devbulk.NewHeader(), Kind: o.Kind.Name, Up: o.Up}
 	defer func() { r.MaxRSSKiB = result.MaxRSSKiB() }()
+	o.klog = kernlog.Watch(o.KernelNoise)
+	defer func() { s := o.klog.Stop(); r.KernelLog = &s }()
 	if o.TraceRCU {
 		c, err := rcutrace.New()
 		if err != nil {
@@ -172,6 +182,7 @@ func runCycles(ctx context.Context, o *runner, r *Report, n, rep int) error {
 		slices.Reverse(moves)
 		slices.Reverse(deletes)
 	}
+	o.at = fmt.Sprintf("N=%d rep %d", n, rep)
 	for _, m := range moves {
 		for _, d := range deletes {
 			for _, paused := range o.pauses(rep) {
@@ -363,7 +374,7 @@ func cycle(ctx context.Context, o *runner, n int, s cycleOf) (c Cycle, err error
 	// No echo: the phase is the kernel's work as iproute2 asks for it; the
 	// links are looked up after it.
 	var found []nlbatch.Link
-	began := time.Now()
+	began := o.begin("create " + string(o.Create))
 	p, err := profiled(o.createProf, func() (p Phase, err error) {
 		// The trace buffer is allocated before the memory is read.
 		mem := startKernelMem()
@@ -394,7 +405,7 @@ func cycle(ctx context.Context, o *runner, n int, s cycleOf) (c Cycle, err error
 	}
 	do := batch.DeleteOptions{Own: s.delete.own, Cycle: true,
 		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s delete", n, s.delete))}
-	began = time.Now()
+	began = o.begin("delete " + s.delete.String())
 	c.Delete, err = traced(o, func() (batch.Phase, error) {
 		p, _, err := batch.Delete(ctx, t, st.set, d, do)
 		return p, err
@@ -415,7 +426,7 @@ func moved(ctx context.Context, o *runner, st *stage, m batch.MoveStrategy) (*Ph
 	mo := batch.MoveOptions{To: batch.Destination{Conn: to.conn, NS: to.ns.NS}, Own: batch.OwnFor(o.Own, string(m)),
 		Progress: o.phaseCounter(fmt.Sprintf("N=%d %s move", len(st.set.Links), m))}
 	t := batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}
-	began := time.Now()
+	began := o.begin("move " + string(m))
 	p, err := profiled(o.moveProf, func() (Phase, error) {
 		return rcuCounted(o, func() (p batch.Phase, err error) { p, to.set, err = batch.Move(ctx, t, st.set, m, mo); return p, err })
 	}, func(p Phase) int { return p.Devices })
@@ -479,6 +490,8 @@ func ipCycle(ctx context.Context, o *runner, n int, d batch.DeleteStrategy) (cre
 		return nil, nil, err
 	}
 	defer st.release()
+	o.begin("iproute2 create")
+	defer o.end()
 	if create, err = ipCreate(ctx, st.ns.NS.Handle, st.links); err != nil {
 		return create, nil, err
 	}
@@ -488,6 +501,7 @@ func ipCycle(ctx context.Context, o *runner, n int, d batch.DeleteStrategy) (cre
 	if len(st.set.Links) != n {
 		return create, nil, fmt.Errorf("ip -batch created %d of %d links", len(st.set.Links), n)
 	}
+	o.begin("iproute2 delete " + string(d))
 	if del, err = ipDelete(ctx, st.ns.NS.Handle, d, st.set); err != nil || del == nil {
 		return create, del, err
 	}
@@ -500,3 +514,15 @@ func ipCycle(ctx context.Context, o *runner, n int, d batch.DeleteStrategy) (cre
 	}
 	return create, del, ctx.Err()
 }
+
+// begin says phase begins in the cycle under way: what the kernel prints
+// from now on is the phase's. It returns when.
+func (o *runner) begin(phase string) time.Time {
+	o.phase = phase
+	o.klog.Phase(o.at + " " + phase)
+	return time.Now()
+}
+
+// end says the phase under way ended: what the kernel prints from now on
+// (a report it makes late, or of the namespace's release) is after it.
+func (o *runner) end() { o.klog.Phase(o.at + " after " + o.phase) }

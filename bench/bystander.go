@@ -42,6 +42,7 @@ func startBystander(ctx context.Context, o Options) (*bystander.Prober, *bystand
 // beside adds to phase p, begun at began and just ended, what the
 // bystander waited meanwhile.
 func (o *runner) beside(p *Phase, began time.Time) {
+	o.end()
 	if o.prober != nil {
 		st := o.prober.Window(began, time.Now())
 		p.Bystander = &st

@@ -11,6 +11,7 @@ import (
 
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/internal/result"
+	"github.com/devbulk/devbulk/kernlog"
 	"github.com/devbulk/devbulk/namespace"
 	"github.com/devbulk/devbulk/rcutrace"
 )
@@ -47,6 +48,9 @@ type Report struct {
 	// no trace point for (inlined, or not in this version): their time is
 	// their callers'.
 	Untraceable []string `json:"profile_untraceable,omitempty"`
+	// KernelLog is what the kernel complained of during the bench, each
+	// complaint with its phase (a finding), or why its log was not read.
+	KernelLog *kernlog.Summary `json:"kernel_log,omitempty"`
 	// Explain makes WriteTable say how figures were taken (bench
 	// --explain); docs/method.md says it once for everyone else.
 	Explain bool `json:"-"`
@@ -109,7 +113,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	r.writeHeadline(w)
+	if r.KernelLog != nil {
+		fmt.Fprintln(w)
+		r.KernelLog.Write(w)
+	}
 	return nil
+}
+
+// Complaints counts the kernel's complaints during the bench (findings).
+func (r *Report) Complaints() int {
+	if r == nil || r.KernelLog == nil {
+		return 0
+	}
+	return len(r.KernelLog.Findings)
 }
 
 // writePhases prints a row per phase. Columns that would hold only dashes

@@ -66,7 +66,7 @@ func spread(ctx context.Context, o *runner, n, k int, d batch.DeleteStrategy) (C
 		}
 	}
 	var err error
-	began := time.Now()
+	began := o.begin("create " + string(o.Create))
 	c.Create, err = together(stages, batch.Phase{Name: "create", Tool: "devbulk", Strategy: string(o.Create)}, func(st *stage) (batch.Phase, error) {
 		p, found, err := batch.Create(ctx, st.conn, st.links, batch.RequestOptions{Strategy: o.Create})
 		st.set.Links, st.links = found, nil
@@ -79,7 +79,7 @@ func spread(ctx context.Context, o *runner, n, k int, d batch.DeleteStrategy) (C
 	if err != nil || ctx.Err() != nil {
 		return c, cmp.Or(err, ctx.Err())
 	}
-	began = time.Now()
+	began = o.begin("delete " + string(d))
 	c.Delete, err = together(stages, batch.Phase{Name: "delete", Tool: "devbulk", Strategy: string(d)}, func(st *stage) (batch.Phase, error) {
 		p, _, err := batch.Delete(ctx, batch.Target{Conn: st.conn, NS: st.ns.NS, Dedicated: st.ns}, st.set, d,
 			batch.DeleteOptions{Own: batch.OwnFor(o.Own, string(d)), Cycle: true})
@@ -159,6 +159,7 @@ func spreadCycles(ctx context.Context, o *runner, r *Report, n, rep int) error {
 		slices.Reverse(deletes)
 	}
 	for _, k := range ks {
+		o.at = fmt.Sprintf("N=%d rep %d in %d namespaces", n, rep, k)
 		for _, d := range deletes {
 			o.progress("N=%d rep %d/%d: %d namespaces at once, %s create, %s delete", n, rep, o.Repeat, k, o.Create, d)
 			c, err := spread(ctx, o, n, k, d)

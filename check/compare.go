@@ -1,6 +1,8 @@
 package check
 
 import (
+	"github.com/devbulk/devbulk/kernlog"
+
 	"fmt"
 	"math"
 	"sort"
@@ -66,16 +68,17 @@ func (s *Summary) Range() (pct float64, ok bool) {
 
 // ScenarioComparison is one scenario's outcome against the baseline.
 type ScenarioComparison struct {
-	Name        string       `json:"name"`
-	Skip        string       `json:"skip,omitempty"`
-	Error       string       `json:"error,omitempty"`
-	Comparisons []Comparison `json:"comparisons,omitempty"`
+	Name        string            `json:"name"`
+	Skip        string            `json:"skip,omitempty"`
+	Error       string            `json:"error,omitempty"`
+	Findings    []kernlog.Finding `json:"findings,omitempty"`
+	Comparisons []Comparison      `json:"comparisons,omitempty"`
 }
 
-// Failed reports whether the scenario fails the check: it errored, or a
-// benchmark regressed or went missing.
+// Failed reports whether the scenario fails the check: it errored, the
+// kernel complained while it ran, or a benchmark regressed or went missing.
 func (s *ScenarioComparison) Failed() bool {
-	if s.Error != "" {
+	if s.Error != "" || len(s.Findings) > 0 {
 		return true
 	}
 	for _, c := range s.Comparisons {
@@ -128,7 +131,7 @@ func Compare(base, cur *Results, thresholdPct float64) *Report {
 		c.Baseline = &base.Meta
 	}
 	for _, sc := range cur.Scenarios {
-		out := ScenarioComparison{Name: sc.Name, Skip: sc.Skip, Error: sc.Error}
+		out := ScenarioComparison{Name: sc.Name, Skip: sc.Skip, Error: sc.Error, Findings: sc.Findings}
 		if sc.Skip == "" {
 			var bl []Line
 			if base != nil {

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"github.com/devbulk/devbulk/kernlog"
+
 	"fmt"
 	"io"
 	"strings"
@@ -29,6 +31,9 @@ func (c *Report) WriteTable(w io.Writer) error {
 			continue
 		case s.Error != "":
 			fmt.Fprintf(tw, "%s\t-\t\t\t\t\tFAILED: %s\n", s.Name, oneLine(s.Error))
+		}
+		for _, f := range s.Findings {
+			fmt.Fprintf(tw, "%s\t-\t\t\t\t\tKERNEL: %s\n", s.Name, Complaint(f))
 		}
 		for _, cmp := range s.Comparisons {
 			delta, p := "", ""
@@ -101,6 +106,9 @@ func (c *Report) writeKTAPTests(w io.Writer, indent string) error {
 		case s.Failed():
 			if s.Error != "" {
 				fmt.Fprintf(w, "%s# %s error=%q\n", indent, s.Name, oneLine(s.Error))
+			}
+			for _, f := range s.Findings {
+				fmt.Fprintf(w, "%s# %s kernel=%q\n", indent, s.Name, Complaint(f))
 			}
 			fmt.Fprintf(w, "%snot ok %d %s\n", indent, i+1, s.Name)
 		default:
@@ -222,4 +230,10 @@ func orNone(v string) string {
 		return "none"
 	}
 	return v
+}
+
+// Complaint is one line for a finding: its class, its phase and the
+// kernel's first line (the report is in the JSON document).
+func Complaint(f kernlog.Finding) string {
+	return fmt.Sprintf("%s during %s: %s", f.Class, f.Phase, oneLine(f.Title()))
 }

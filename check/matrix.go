@@ -135,8 +135,8 @@ func (m *Matrix) addColumns(results []*Results) {
 	m.compare()
 }
 
-// merge adds the scenarios of another boot's results: their lines, and
-// their skip or error where it had one. The first boot that ran something
+// merge adds the scenarios of another boot's results: their lines and
+// the kernel's complaints, and their skip or error where it had one. The first boot that ran something
 // gives the meta.
 func (r *Results) merge(more *Results) *Results {
 	if r == nil {
@@ -174,6 +174,7 @@ func (r *Results) merge(more *Results) *Results {
 		if sc.Error != "" && mine.Error == "" {
 			mine.Error = sc.Error
 		}
+		mine.Findings = append(mine.Findings, sc.Findings...)
 	}
 	return r
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/bystander"
+	"github.com/devbulk/devbulk/kernlog"
 	"github.com/devbulk/devbulk/netnsbench"
 )
 
@@ -50,6 +51,11 @@ type Scenario struct {
 	Skip  string `json:"skip,omitempty"`
 	Error string `json:"error,omitempty"`
 	Lines []Line `json:"lines,omitempty"`
+	// Findings are the kernel's complaints while the scenario ran, each
+	// with its phase: a scenario with any fails.
+	Findings []kernlog.Finding `json:"findings,omitempty"`
+	// KernelLog says why the kernel's log was not read ("" when it was).
+	KernelLog string `json:"kernel_log_unread,omitempty"`
 }
 
 // Line is one repetition of one benchmark, as a line of the Go benchmark

@@ -12,6 +12,7 @@ import (
 	"github.com/devbulk/devbulk"
 
 	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/kernlog"
 	"github.com/devbulk/devbulk/netnsbench"
 	"github.com/devbulk/devbulk/vm"
 )
@@ -37,6 +38,9 @@ type RunOptions struct {
 	// Counter makes progress bars (see bench.Options).
 	Progress func(string)
 	Counter  func(label string, total int) func(done int)
+	// KernelNoise is the list of the kernel's complaints not reported
+	// (kernlog.ReadNoise); every other one fails its scenario.
+	KernelNoise kernlog.Noise
 	// MountDir is where netns create scenarios keep their namespaces
 	// (see netnsbench.KeepOptions).
 	MountDir string
@@ -118,15 +122,21 @@ func (r *Results) order(s *Suite) {
 	sort.SliceStable(r.Scenarios, func(i, j int) bool { return pos[r.Scenarios[i].Name] < pos[r.Scenarios[j].Name] })
 }
 
-// runHere runs one scenario on this kernel, Repeat times.
+// runHere runs one scenario on this kernel, Repeat times, with what the
+// kernel complained of meanwhile.
 func runHere(ctx context.Context, sc ScenarioSpec, o RunOptions) Scenario {
 	res := Scenario{Name: sc.Name}
 	var err error
+	var log *kernlog.Summary
 	switch {
 	case sc.Bench != nil:
-		res.Lines, res.Skip, err = runBench(ctx, sc, o)
+		res.Lines, res.Skip, log, err = runBench(ctx, sc, o)
 	default:
+		w := kernlog.Watch(o.KernelNoise)
+		w.Phase("netns " + string(sc.Netns.Scenario))
 		res.Lines, err = runNetns(ctx, sc, o)
+		s := w.Stop()
+		log = &s
 	}
 	if errors.Is(err, devbulk.ErrNotSupported) {
 		res.Skip, err = err.Error(), nil
@@ -134,29 +144,32 @@ func runHere(ctx context.Context, sc ScenarioSpec, o RunOptions) Scenario {
 	if err != nil {
 		res.Error = err.Error()
 	}
+	if log != nil {
+		res.Findings, res.KernelLog = log.Findings, log.Unread
+	}
 	return res
 }
 
-func runBench(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, string, error) {
+func runBench(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, string, *kernlog.Summary, error) {
 	o, err := sc.Bench.options()
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	if err := o.Resolve(); errors.Is(err, devbulk.ErrNotSupported) {
-		return nil, err.Error(), nil
+		return nil, err.Error(), nil, nil
 	} else if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	o.Repeat = sc.Repeat
 	if ro.Progress != nil {
 		o.Progress = func(s string) { ro.Progress(sc.Name + ": " + s) }
 	}
-	o.Counter = ro.Counter
+	o.Counter, o.KernelNoise = ro.Counter, ro.KernelNoise
 	rep, err := bench.Run(ctx, o)
 	if rep == nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	return BenchLines(rep), "", err
+	return BenchLines(rep), "", rep.KernelLog, err
 }
 
 func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, error) {
@@ -179,8 +192,12 @@ func runNetns(ctx context.Context, sc ScenarioSpec, ro RunOptions) ([]Line, erro
 	return lines, nil
 }
 
-// guestSuitePath is where the VM finds the suite it runs.
-const guestSuitePath = "/suite.json"
+// guestSuitePath is where the VM finds the suite it runs, guestNoisePath
+// the kernel's complaints it does not report.
+const (
+	guestSuitePath = "/suite.json"
+	guestNoisePath = "/kernel-noise.txt"
+)
 
 // runInVM boots one VM that runs `devbulk check` on the scenarios and
 // returns its results document.
@@ -195,7 +212,12 @@ func runInVM(ctx context.Context, s *Suite, o RunOptions) (*Results, error) {
 	}
 	var stdout, stderr bytes.Buffer
 	cfg := vm.Config{Kernel: o.VM, Modules: modules, Files: map[string][]byte{guestSuitePath: js}}
-	code, err := vm.Run(ctx, cfg, []string{"check", "--suite", guestSuitePath, "--format", "json", "--quiet"}, &stdout, &stderr)
+	args := []string{"check", "--suite", guestSuitePath, "--format", "json", "--quiet"}
+	if o.KernelNoise != nil { // else the guest's devbulk has the same list
+		cfg.Files[guestNoisePath] = []byte(o.KernelNoise.String())
+		args = append(args, "--kernel-noise", guestNoisePath)
+	}
+	code, err := vm.Run(ctx, cfg, args, &stdout, &stderr)
 	if err != nil {
 		return nil, fmt.Errorf("VM on %s: %w", o.VM.Label(), err)
 	}

@@ -118,11 +118,17 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 	state := t.TempDir()
 	ns := namedNetns(t)
 	before := linkNames(t, ns)
+	badNoise := filepath.Join(state, "noise.txt")
+	if err := os.WriteFile(badNoise, []byte("# a list\n[unclosed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want string // in the one line on stderr
 	}{
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "0"}, "count \"0\" out of range: ifb takes 1..1000000"},
+		{[]string{"bench", "--kind", "ifb", "--count", "10", "--kernel-noise", badNoise}, `noise.txt:2: "[unclosed" is not a regular expression`},
+		{[]string{"check", "--kernel-noise", "/nonexistent"}, "--kernel-noise: open /nonexistent: no such file"},
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "1000001"}, "takes 1..1000000"},
 		{[]string{"create", "--netns", ns, "--kind", "veth", "--count", "1000000"}, "1000000 veth need about 84.9 GiB of kernel memory (89 KiB each); "},
 		{[]string{"bench", "--kind", "veth", "--count", "1000,1000000", "--delete", "group"}, "1000000 veth need about 84.9 GiB of kernel memory (89 KiB each); "}, // no CI machine has 85 GiB

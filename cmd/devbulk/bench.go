@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/kernlog"
 )
 
 func benchCommand() *cli.Command {
@@ -30,7 +32,7 @@ func benchCommand() *cli.Command {
 				"and delete them there: move strategies `S[,S..]` of " + moveList()},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per count and strategy (1..100)"},
 			&cli.StringFlag{Name: "compare", Usage: "also run the same cycles with `iproute2` (ip -batch, ip link del [group])"},
-			workersFlag, windowFlag, namespacesFlag, bystanderFlag, influenceFlag, upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
+			workersFlag, windowFlag, namespacesFlag, bystanderFlag, influenceFlag, upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, traceRCUFlag, profileFlag, kernelNoiseFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag, explainFlag,
 		},
 		Action: benchWith(benchOptionsOf),
 	}
@@ -46,6 +48,9 @@ func benchWith(parse func(*cli.Context) (bench.Options, error)) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		o, err := parse(c)
 		if err != nil {
+			return err
+		}
+		if o.KernelNoise, err = kernelNoise(c); err != nil {
 			return err
 		}
 		if err := needNetAdmin(); err != nil {
@@ -181,6 +186,9 @@ func runBench(c *cli.Context, o bench.Options) error {
 		}
 		err = firstSaying(err, werr)
 	}
+	if n := report.Complaints(); err == nil && n > 0 {
+		return &exitError{exitFailed, fmt.Errorf("the kernel complained %d times during the bench: findings in the report's kernel log", n)}
+	}
 	return err
 }
 
@@ -198,6 +206,20 @@ func writeReport(c *cli.Context, r *bench.Report) error {
 	}
 	r.Explain = c.Bool("explain")
 	return r.WriteTable(c.App.Writer)
+}
+
+// kernelNoiseFlag replaces devbulk's list of the kernel's complaints that
+// are not findings.
+var kernelNoiseFlag = &cli.StringFlag{Name: "kernel-noise", Usage: "the kernel's complaints not reported as findings: `FILE` of regular expressions, one a line, " +
+	"matched against a report's first line (default: devbulk's list, docs/findings.md; /dev/null: none)"}
+
+// kernelNoise reads --kernel-noise (devbulk's list when not given).
+func kernelNoise(c *cli.Context) (kernlog.Noise, error) {
+	n, err := kernlog.ReadNoise(c.String("kernel-noise"))
+	if err != nil {
+		return nil, usagef("--kernel-noise: %v", err)
+	}
+	return n, nil
 }
 
 // namespacesFlag spreads each cycle over several namespaces at once.

@@ -57,7 +57,7 @@ func checkCommand() *cli.Command {
 				"alternating round by round, each boot running every scenario ceil(repeat/R) times"},
 			&cli.BoolFlag{Name: "bisect", Usage: "exit as git bisect run reads it: 0 good, 1 a regression against --baseline (bad), 125 cannot test " +
 				"(a kernel that did not boot, a scenario that failed, was skipped or is missing), 128 bad input (git stops)"},
-			formatFlag(checkFormats...), svgFlag, quietFlag,
+			kernelNoiseFlag, formatFlag(checkFormats...), svgFlag, quietFlag,
 		},
 		Action: func(c *cli.Context) error { return gitBisectExit(c, runCheck(c)) },
 	}
@@ -185,6 +185,9 @@ func checkArgsOf(c *cli.Context) (*checkArgs, error) {
 	}
 	a.vm = c.Bool("vm")
 	a.opts = check.RunOptions{Progress: progress(c), Counter: counter(c), MountDir: mountDir(), Here: c.Bool("here"), Label: c.String("label")}
+	if a.opts.KernelNoise, err = kernelNoise(c); err != nil {
+		return nil, err
+	}
 	if len(a.kernels) > 0 {
 		return a, nil
 	}

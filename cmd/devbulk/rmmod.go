@@ -24,7 +24,7 @@ func rmmodCommand() *cli.Command {
 			&cli.StringFlag{Name: "count", Value: "1000", Usage: "devices of the kind (without --vlans)"},
 			&cli.StringFlag{Name: "vlans", Usage: "vlans on one device of the kind, instead"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "cycles per strategy (1..100)"},
-			bystanderFlag, upFlag, traceRCUFlag, profileFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
+			bystanderFlag, upFlag, traceRCUFlag, profileFlag, kernelNoiseFlag, jsonFlag, formatFlag(benchFormats...), svgFlag, quietFlag,
 		},
 		Action: benchWith(rmmodOptionsOf),
 	}

@@ -1,0 +1,65 @@
+package kernlog
+
+import (
+	"regexp"
+	"strings"
+)
+
+// A class is one kind of complaint, by the first line the kernel prints
+// for it. The order matters: lockdep's and KASAN's reports begin as a WARN
+// and a BUG do.
+var classes = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"lockdep", regexp.MustCompile(`^WARNING: (possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage|possible irq lock inversion|lock held when returning|bad unlock balance|held lock freed|nested lock)`)},
+	{"kasan", regexp.MustCompile(`^BUG: KASAN: `)},
+	{"soft lockup", regexp.MustCompile(`^watchdog: BUG: soft lockup`)},
+	{"rcu stall", regexp.MustCompile(`^(rcu: )?INFO: rcu_\w+ (self-)?detected (stalls|stall)`)},
+	{"hung task", regexp.MustCompile(`^INFO: task \S+ blocked for more than \d+ seconds`)},
+	{"refcount leak", regexp.MustCompile(`^unregister_netdevice: waiting for \S+ to become free`)},
+	{"ref_tracker", regexp.MustCompile(`^ref_tracker: `)},
+	{"refcount", regexp.MustCompile(`^refcount_t: `)},
+	{"bug", regexp.MustCompile(`^(BUG: |kernel BUG at )`)},
+	{"oops", regexp.MustCompile(`^(Oops: |general protection fault|unable to handle kernel)`)},
+	{"warning", regexp.MustCompile(`^WARNING: `)},
+	{"ubsan", regexp.MustCompile(`^UBSAN: `)},
+	{"memory leak", regexp.MustCompile(`^kmemleak: \d+ new suspected memory leaks`)},
+	{"allocation failure", regexp.MustCompile(`: page allocation failure: `)},
+	{"panic", regexp.MustCompile(`^Kernel panic - not syncing`)},
+}
+
+// classify names the complaint a record's text begins, "" when it begins
+// none.
+func classify(text string) string {
+	for _, c := range classes {
+		if c.re.MatchString(text) {
+			return c.name
+		}
+	}
+	return ""
+}
+
+// cutHere is the line the kernel prints before a WARN's or BUG's report;
+// endTrace the last line of one.
+const (
+	cutHere  = "------------[ cut here ]------------"
+	endTrace = "---[ end trace"
+)
+
+// dropped are the lines of a report a maintainer does not read in a
+// finding: the register dump and the code bytes (the call trace and the
+// report's own lines stay).
+var dropped = regexp.MustCompile(`^(RIP|RSP|RAX|RDX|RBP|R1[03]|FS|CS|CR2|DR[0-7]|Code|PKRU|Hardware name):? `)
+
+// keep says whether a report's line goes in the finding; "Modules linked
+// in" is cut to its start.
+func keep(line string) (string, bool) {
+	if dropped.MatchString(strings.TrimSpace(line)) {
+		return "", false
+	}
+	if strings.HasPrefix(line, "Modules linked in:") && len(line) > 100 {
+		return line[:100] + " …", true
+	}
+	return line, true
+}

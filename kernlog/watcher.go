@@ -1,0 +1,127 @@
+package kernlog
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Watcher reads the kernel's log from the moment it starts until Stop.
+type Watcher struct {
+	noise  Noise
+	fd     int
+	unread string // why the log could not be read
+	stop   chan struct{}
+	done   chan struct{}
+
+	mu    sync.Mutex // the log is read under it, so that a phase's records are its own
+	phase string
+	g     grouper
+	lost  int
+}
+
+// kmsg is the kernel's log, every record of every level.
+const kmsg = "/dev/kmsg"
+
+// Watch starts reading the kernel's log at its end. Where the log cannot
+// be read (no /dev/kmsg, not allowed), the Watcher's summary says why.
+func Watch(noise Noise) *Watcher {
+	w := &Watcher{noise: noise, fd: -1, stop: make(chan struct{}), done: make(chan struct{})}
+	fd, err := unix.Open(kmsg, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == nil {
+		if _, err = unix.Seek(fd, 0, unix.SEEK_END); err != nil {
+			unix.Close(fd)
+		}
+	}
+	if err != nil {
+		close(w.done)
+		w.unread = kmsg + ": " + err.Error()
+		return w
+	}
+	w.fd = fd
+	go w.follow()
+	return w
+}
+
+// Phase says what devbulk does from now on: records read so far belong to
+// the phase before.
+func (w *Watcher) Phase(name string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd < 0 {
+		return
+	}
+	w.drain()
+	w.phase = name
+}
+
+// Stop reads what is left in the log and ends the watch.
+func (w *Watcher) Stop() Summary {
+	if w.fd < 0 {
+		return Summary{Unread: w.unread}
+	}
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.drain()
+	unix.Close(w.fd)
+	return w.summary()
+}
+
+// summary ends the report under way and leaves out the noise (w.mu held).
+func (w *Watcher) summary() Summary {
+	w.g.close()
+	s := Summary{Records: w.g.records, Lost: w.lost, Findings: []Finding{}}
+	for _, f := range w.g.done {
+		if w.noise.filters(f) {
+			s.Filtered++
+			continue
+		}
+		s.Findings = append(s.Findings, f)
+	}
+	return s
+}
+
+// follow reads records as the kernel writes them, until Stop.
+func (w *Watcher) follow() {
+	defer close(w.done)
+	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}}
+	for {
+		select {
+		case <-w.stop:
+			return
+		default:
+		}
+		if n, err := unix.Poll(fds, int((100 * time.Millisecond).Milliseconds())); n > 0 || err != nil {
+			w.mu.Lock()
+			w.drain()
+			w.mu.Unlock()
+		}
+	}
+}
+
+// drain reads every record there is now (w.mu held).
+func (w *Watcher) drain() {
+	buf := make([]byte, 8192) // a record is at most ~1 KiB of text and its dictionary
+	for {
+		n, err := unix.Read(w.fd, buf)
+		switch {
+		case errors.Is(err, unix.EPIPE): // overwritten before it was read
+			w.lost++
+			continue
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil || n <= 0:
+			return
+		}
+		if r, ok := parseRecord(buf[:n]); ok {
+			w.g.add(r, w.phase)
+		}
+	}
+}

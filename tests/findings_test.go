@@ -1,0 +1,49 @@
+package tests
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/devbulk/devbulk/bench"
+)
+
+// A planted complaint is found and put in its phase: booted with
+// hung_task_timeout_secs=1 (a real knob of the kernel, on its command
+// line), the guest's kernel reports the bystander's getlink, blocked on
+// RTNL behind a group delete of 10 000 ifb, as a hung task. The report is a
+// finding of the delete phase, not the create's; the bench exits 1. A clean
+// run's table says that the log was read and held no complaint.
+func TestKernelComplaintIsAFinding(t *testing.T) {
+	needVM(t)
+	dir := t.TempDir()
+	r := run(t, dir, "vm", "--append", "sysctl.kernel.hung_task_timeout_secs=1", "--",
+		"bench", "--kind", "ifb", "--count", "10000", "--delete", "group", "--bystander", "getlink", "--json")
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Runs) != 1 {
+		t.Fatalf("exit %d, no report (%v):\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	// khungtaskd looks every second: a task blocked for 3 s is reported
+	// whatever the machine. A faster machine blocks it for less.
+	if b := rep.Runs[0].Delete.Bystander; b == nil || b.LongestStall < 3e9 {
+		t.Skipf("the bystander waited %v behind the group delete: under 3 s, the planted complaint is not certain here", b)
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "the kernel complained") {
+		t.Errorf("exit %d, stderr %q; want exit 1 naming the complaints", r.code, r.stderr)
+	}
+	kl := rep.KernelLog
+	if kl == nil || kl.Unread != "" || len(kl.Findings) == 0 {
+		t.Fatalf("kernel log %+v: want the hung task", kl)
+	}
+	for _, f := range kl.Findings {
+		text := strings.Join(f.Text, "\n")
+		if f.Class != "hung task" || f.Phase != "N=10000 rep 1 delete group" || !strings.Contains(text, "rtnetlink_rcv_msg") || !strings.HasSuffix(text, "</TASK>") {
+			t.Errorf("finding %s during %s:\n%s", f.Class, f.Phase, text)
+		}
+	}
+
+	clean := run(t, dir, "vm", "--", "bench", "--kind", "dummy", "--count", "200", "--delete", "group")
+	if clean.code != 0 || !strings.Contains(clean.stdout, " records read, no complaint\n") {
+		t.Errorf("clean run: exit %d\n%s\n%s", clean.code, clean.stdout, clean.stderr)
+	}
+}
