@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -51,7 +52,10 @@ type BenchSpec struct {
 	Count  int      `json:"count"`
 	Create string   `json:"create,omitempty"` // default pipelined
 	Delete []string `json:"delete"`
-	Up     bool     `json:"up,omitempty"`
+	// Move moves the links into a second namespace first, by each of
+	// these strategies (bench --move), and deletes them there.
+	Move []string `json:"move,omitempty"`
+	Up   bool     `json:"up,omitempty"`
 	// Profile breaks each delete phase down by kernel function (bench
 	// --profile): each component becomes a benchmark of its own.
 	Profile bool `json:"profile,omitempty"`
@@ -94,7 +98,24 @@ var (
 	quickSuite []byte
 	//go:embed full-suite.json
 	fullSuite []byte
+	//go:embed hunt-suite.json
+	huntSuite []byte
 )
+
+// namedSuites are the suites --suite takes by name.
+var namedSuites = map[string][]byte{"quick": quickSuite, "full": fullSuite, "hunt": huntSuite}
+
+// NamedSuite is the suite of that name (quick, full, hunt): the hunt walks
+// every teardown path of every kind once, sized for a debug kernel under
+// TCG (+fragment:debug), for the kernel's complaints (findings), not for
+// timing. ok is false for a name devbulk does not have.
+func NamedSuite(name string) (doc []byte, ok bool) {
+	b, ok := namedSuites[name]
+	return bytes.Clone(b), ok
+}
+
+// SuiteNames lists the names NamedSuite takes.
+func SuiteNames() []string { return slices.Sorted(maps.Keys(namedSuites)) }
 
 // QuickSuite is the suite `devbulk check` runs by default: kinds every
 // kernel devbulk supports has (ifb, veth) and the netns scenarios, on this
@@ -241,6 +262,13 @@ func (b *BenchSpec) options() (bench.Options, error) {
 			return o, err
 		}
 		o.Deletes = append(o.Deletes, d)
+	}
+	for _, s := range b.Move {
+		m, err := batch.ParseMove(s)
+		if err != nil {
+			return o, err
+		}
+		o.Moves = append(o.Moves, m)
 	}
 	if b.Bystander != "" {
 		by, err := bystander.Parse(b.Bystander)
@@ -424,6 +452,9 @@ func (sc ScenarioSpec) Command() []string {
 	args := []string{"bench", "--kind", b.Kind, "--count", strconv.Itoa(b.Count), "--delete", strings.Join(b.Delete, ","), "--repeat", rep}
 	if b.Create != "" && b.Create != "pipelined" { // bench's default
 		args = append(args, "--create", b.Create)
+	}
+	if len(b.Move) > 0 {
+		args = append(args, "--move", strings.Join(b.Move, ","))
 	}
 	if b.Up {
 		args = append(args, "--up")

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
 )
 
 func TestFullSuiteParses(t *testing.T) {
@@ -24,6 +27,55 @@ func TestFullSuiteParses(t *testing.T) {
 		if !vm[k] {
 			t.Errorf("the full suite does not run %s in the VM", k)
 		}
+	}
+}
+
+// The hunt walks every delete strategy on every kind it applies to, a move
+// of each kind that moves, and the namespace payloads, all in the VM (the
+// debug kernel), once each: its point is the kernel's complaints, not a
+// confidence interval.
+func TestHuntSuiteWalksEveryPath(t *testing.T) {
+	raw, ok := NamedSuite("hunt")
+	if !ok {
+		t.Fatal("no hunt suite")
+	}
+	s, err := ParseSuite(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	walked := map[string]bool{}
+	kinds := map[string]bool{}
+	for _, sc := range s.Scenarios {
+		if !sc.VM || sc.Repeat != 1 {
+			t.Errorf("%s: vm %v, repeat %d; want the VM, once", sc.Name, sc.VM, sc.Repeat)
+		}
+		if b := sc.Bench; b != nil {
+			kinds[b.Kind] = true
+			for _, d := range b.Delete {
+				walked["delete "+d] = true
+			}
+			for _, m := range b.Move {
+				walked["move "+m] = true
+			}
+		}
+	}
+	for _, d := range batch.DeleteStrategies() {
+		if !walked["delete "+string(d)] {
+			t.Errorf("no scenario deletes by %s", d)
+		}
+	}
+	for _, k := range devices.All() {
+		if !kinds[k.Name] {
+			t.Errorf("no scenario of kind %s", k.Name)
+		}
+	}
+	for _, m := range []string{"serial", "group"} {
+		if !walked["move "+m] {
+			t.Errorf("no scenario moves by %s", m)
+		}
+	}
+	if _, ok := NamedSuite("hnt"); ok {
+		t.Error("a suite named hnt")
 	}
 }
 

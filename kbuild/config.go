@@ -19,6 +19,23 @@ import (
 //go:embed guest.config
 var guestConfig []byte
 
+// debugConfig is the debug fragment (+fragment:debug): the kernel's own
+// instruments for what a teardown breaks.
+//
+//go:embed debug.config
+var debugConfig []byte
+
+// builtinFragments are the fragments devbulk has by name.
+var builtinFragments = map[string][]byte{"debug": debugConfig}
+
+// fragment reads a spec's fragment: one of devbulk's by name, else a file.
+func fragment(f string) ([]byte, error) {
+	if b, ok := builtinFragments[f]; ok {
+		return b, nil
+	}
+	return os.ReadFile(f)
+}
+
 // configKey names a spec's config inputs: the compiler, the base
 // (devbulk's, defconfig, or the file's contents), devbulk's fragment and
 // the others.
@@ -37,7 +54,7 @@ func configKey(ctx context.Context, s *Spec) (string, error) {
 	}
 	h = append(h, guestConfig...)
 	for _, f := range s.Fragments {
-		b, err := os.ReadFile(f)
+		b, err := fragment(f)
 		if err != nil {
 			return "", err
 		}
@@ -58,7 +75,16 @@ func configure(ctx context.Context, srcDir, build string, s *Spec) error {
 	if err := os.WriteFile(frag, guestConfig, 0o644); err != nil {
 		return err
 	}
-	frags := append([]string{frag}, s.Fragments...)
+	frags := []string{frag}
+	for _, f := range s.Fragments {
+		if b, ok := builtinFragments[f]; ok { // merge_config.sh reads files
+			f = filepath.Join(build, "devbulk-"+f+".config")
+			if err := os.WriteFile(f, b, 0o644); err != nil {
+				return err
+			}
+		}
+		frags = append(frags, f)
+	}
 	// The first make writes build/Makefile, which merge_config.sh's own
 	// make (run in build/, never in the source) goes through.
 	base := "allnoconfig"

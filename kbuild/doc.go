@@ -13,7 +13,8 @@
 // patch FILE to apply, revert:REV (a commit of PATH's history to revert),
 // config:BASE (the base config: devbulk, the default, allnoconfig with
 // guest.config; defconfig; or a .config FILE) or fragment:FILE (more
-// options, after devbulk's).
+// options, after devbulk's; fragment:debug is devbulk's debug.config, the
+// kernel's own instruments for what a teardown breaks).
 //
 // The user's tree is only read: its commits are reached through a
 // repository of devbulk's in the cache that borrows its objects (git's

@@ -41,7 +41,8 @@ type Spec struct {
 	Steps []Step
 	// Base is the base config: "" (devbulk's), "defconfig", or a file.
 	Base string
-	// Fragments are more config fragments, files, merged after devbulk's.
+	// Fragments are more config fragments, merged after devbulk's: files,
+	// or the name of one of devbulk's (debug).
 	Fragments []string
 }
 
@@ -66,7 +67,7 @@ func IsSource(name string) bool { return strings.HasPrefix(name, Prefix) }
 func Parse(name string) (*Spec, error) {
 	rest, ok := strings.CutPrefix(name, Prefix)
 	if !ok || rest == "" {
-		return nil, bad("%q: want src:PATH[@REV][+PATCH|+revert:REV|+config:BASE|+fragment:FILE]...", name)
+		return nil, bad("%q: want src:PATH[@REV][+PATCH|+revert:REV|+config:BASE|+fragment:debug|FILE]...", name)
 	}
 	parts := strings.Split(rest, "+")
 	s := &Spec{}
@@ -136,6 +137,9 @@ func (s *Spec) part(p string) error {
 	case found && kind == "config" && (arg == "devbulk" || arg == "defconfig"):
 		s.Base = strings.TrimPrefix(arg, "devbulk")
 		return nil
+	case found && kind == "fragment" && builtinFragments[arg] != nil: // a file of that name: fragment:./debug
+		s.Fragments = append(s.Fragments, arg)
+		return nil
 	}
 	file, err := absolute(p)
 	if found && (kind == "config" || kind == "fragment") {
@@ -149,7 +153,7 @@ func (s *Spec) part(p string) error {
 		if found {
 			what = kind
 		}
-		return bad("+%s: no such %s file (parts are a patch FILE, revert:REV, config:devbulk|defconfig|FILE, fragment:FILE)", p, what)
+		return bad("+%s: no such %s file (parts are a patch FILE, revert:REV, config:devbulk|defconfig|FILE, fragment:debug|FILE)", p, what)
 	}
 	switch {
 	case found && kind == "config":

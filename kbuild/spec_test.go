@@ -28,6 +28,7 @@ func TestParse(t *testing.T) {
 		"src:" + tree + "@origin/linux-6.1.y":                 "src:" + tree + "@origin/linux-6.1.y",
 		"src:" + tree + "@HEAD@{1}":                           "src:" + tree + "@HEAD@{1}",
 		"src:" + at:                                           "src:" + at,
+		"src:" + tree + "+fragment:debug":                     "src:" + tree + "+fragment:debug",
 	} {
 		s, err := Parse(in)
 		if err != nil || s.String() != want {
@@ -45,6 +46,7 @@ func TestParse(t *testing.T) {
 		"src:" + tree + "+revert:":         "names no commit",
 		"src:" + tree + "++" + patch:       "an empty +part",
 		"src:" + tree + "+fragment:" + dir: "no such fragment file",
+		"src:" + tree + "+fragment:debugg": "fragment:debug|FILE",
 	} {
 		if _, err := Parse(in); !errors.Is(err, ErrBad) || !strings.Contains(err.Error(), text) {
 			t.Errorf("%q: %v; want ErrBad with %q", in, err, text)

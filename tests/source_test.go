@@ -175,6 +175,7 @@ func TestSourceBadInput(t *testing.T) {
 		"src:" + tree + "@good+" + patch:         "patch " + patch + " does not apply on",
 		"src:" + tree + "@good+fragment:" + frag: "CONFIG_DEVBULK_NO_SUCH_OPTION=y, which this kernel does not have",
 		"src:" + tree + "@good+revert:nosuch":    "revision nosuch does not exist",
+		"src:" + tree + "@good+fragment:debugg":  "+fragment:debugg: no such fragment file (parts are a patch FILE, revert:REV, config:devbulk|defconfig|FILE, fragment:debug|FILE)",
 	} {
 		r := run(t, dir, "vm", "--kernel", spec, "--", "kinds")
 		if r.code != 2 || !strings.Contains(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "accelerator") {

@@ -36,7 +36,7 @@ func bisectCommand() *cli.Command {
 				" ('K [ARGS]' as --vm-kernel takes them, # comments); a build holds bzImage (or vmlinuz*) and, for modules, lib/modules/RELEASE"},
 			&cli.StringFlag{Name: "good", Usage: "a known good kernel `SPEC`, where the list starts: a Debian kernel (debian:6.1.0-47, or a linux-image-... package), or a source at a revision (src:~/linux@v6.1.190: the commits up to --bad, each built)"},
 			&cli.StringFlag{Name: "bad", Usage: "a known bad kernel `SPEC`, where the list ends: a Debian kernel of the same series and flavour, or the same source at a later revision (src:~/linux@v6.1.192)"},
-			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` the scenario comes from (default: devbulk's full suite)"},
+			&cli.StringFlag{Name: "suite", Usage: "the suite the scenario comes from: `FILE`, or quick, full or hunt (default: devbulk's full suite)"},
 			&cli.StringFlag{Name: "scenario", Usage: "the suite's scenario `NAME` to measure (required when the suite has several)"},
 			&cli.StringFlag{Name: "metric", Usage: "the benchmark that decides: the first whose name starts with `PREFIX` (default: the scenario's first delete, or its netns figure)"},
 			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest change of the metric's median that counts (0%..1000%)"},

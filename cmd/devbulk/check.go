@@ -40,7 +40,7 @@ func checkCommand() *cli.Command {
 			"the results document, which check --results reads back from the job's log.\n" +
 			"Exit codes as kselftest: 0 pass, 1 a scenario failed or regressed, 4 nothing could run; 2 bad input.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` (JSON; default: devbulk's quick suite, or with --vm its full one)"},
+			&cli.StringFlag{Name: "suite", Usage: "the suite: `FILE` (JSON), or devbulk's quick, full or hunt (the teardown paths for a debug kernel's findings, docs/findings.md; default: quick, or with --vm full)"},
 			&cli.BoolFlag{Name: "vm", Usage: "run the suite's vm scenarios in a VM on Debian's cloud kernel (one boot); without --suite, devbulk's full suite"},
 			&cli.BoolFlag{Name: "print-suite", Usage: "print the suite devbulk would run (quick, or with --vm full), to start one of yours from, and exit"},
 			&cli.StringFlag{Name: "save", Usage: "write the results to `FILE`, a baseline for later checks"},
@@ -345,7 +345,11 @@ func ownSuite(c *cli.Context) []byte {
 func readSuite(c *cli.Context, own []byte) ([]byte, *check.Suite, error) {
 	src := own
 	path := c.String("suite")
-	if path != "" {
+	if named, ok := check.NamedSuite(path); ok {
+		src = named
+	} else if path != "" && !strings.ContainsAny(path, "/.") { // a name, not a file
+		return nil, nil, usagef("--suite %s: no suite of that name (devbulk's: %s; a file in this directory: ./%s)", path, strings.Join(check.SuiteNames(), ", "), path)
+	} else if path != "" {
 		var err error
 		if src, err = os.ReadFile(path); err != nil {
 			return nil, nil, usagef("--suite: %w", err)

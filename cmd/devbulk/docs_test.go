@@ -334,9 +334,10 @@ func TestLayoutNamesEveryPackage(t *testing.T) {
 
 // The command line a scenario prints to reproduce it (check.ScenarioSpec.Command,
 // spelled by check) parses with devbulk's own flags, for every scenario of
-// both suites: a flag renamed here fails this, not a user's copy and paste.
+// devbulk's suites: a flag renamed here fails this, not a user's copy and paste.
 func TestScenarioCommandsParse(t *testing.T) {
-	for _, raw := range [][]byte{check.FullSuite(), check.QuickSuite()} {
+	for _, name := range check.SuiteNames() {
+		raw, _ := check.NamedSuite(name)
 		s, err := check.ParseSuite(bytes.NewReader(raw))
 		if err != nil {
 			t.Fatal(err)

@@ -36,7 +36,7 @@ func lavaJobCommand() *cli.Command {
 		Usage: "write a LAVA job's artifacts into --artifacts DIR and print the job definition (YAML)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "kernel", Usage: "required: the kernel configuration `SPEC` the job boots, " + vm.SpecHelp},
-			&cli.StringFlag{Name: "suite", Usage: "the suite `FILE` (default: devbulk's full suite, every scenario on the kernel under test)"},
+			&cli.StringFlag{Name: "suite", Usage: "the suite: `FILE`, or quick, full or hunt (default: devbulk's full suite, every scenario on the kernel under test)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with the results in `FILE` (check --save, or check --results LOG --format json)"},
 			&cli.StringFlag{Name: "threshold", Value: "25%", Usage: "smallest slowdown of a median that fails a case (0%..1000%)"},
 			&cli.StringFlag{Name: "artifacts", Usage: "required: the `DIR` the job deploys from: vmlinuz and ramdisk.cpio.gz are written there"},
