@@ -51,7 +51,47 @@ func (c *Report) WriteTable(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "\nper device (or namespace; Drain: per run): median ± 95%% interval (n); "+
 		"regression = slower with p < 0.05 (Mann-Whitney U), the interval of the change excluding 0, and by more than the threshold\n")
+	if err == nil {
+		_, err = fmt.Fprintln(w, c.Current.kernelLog())
+	}
 	return err
+}
+
+// kernelLog says in one line what the kernel complained of while the
+// scenarios ran, or that it did not, and where its log was not read.
+func (r *Results) kernelLog() string {
+	complaints, in, ran := 0, 0, 0
+	var unread, unknown []string
+	for _, s := range r.Scenarios {
+		if s.Skip != "" || s.Error != "" && len(s.Lines) == 0 {
+			continue
+		}
+		ran++
+		switch {
+		case s.KernelLog == nil:
+			unknown = append(unknown, s.Name)
+		case s.KernelLog.Unread != "":
+			unread = append(unread, s.Name+" ("+s.KernelLog.Unread+")")
+		}
+		if len(s.Findings) > 0 {
+			complaints += len(s.Findings)
+			in++
+		}
+	}
+	line := "kernel log: no complaint while the scenarios ran"
+	if complaints > 0 {
+		line = fmt.Sprintf("kernel log: %d complaints in %d of %d scenarios (KERNEL rows above; each report in the results' findings)", complaints, in, ran)
+	}
+	if len(unread) > 0 {
+		line += "; not read during " + strings.Join(unread, ", ")
+	}
+	switch {
+	case ran > 0 && len(unknown) == ran:
+		return "kernel log: not known (these results do not say what the kernel complained of)"
+	case len(unknown) > 0:
+		line += "; not known for " + strings.Join(unknown, ", ")
+	}
+	return line
 }
 
 func cell(s *Summary) string {

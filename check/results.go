@@ -54,8 +54,16 @@ type Scenario struct {
 	// Findings are the kernel's complaints while the scenario ran, each
 	// with its phase: a scenario with any fails.
 	Findings []kernlog.Finding `json:"findings,omitempty"`
-	// KernelLog says why the kernel's log was not read ("" when it was).
-	KernelLog string `json:"kernel_log_unread,omitempty"`
+	// KernelLog is how the kernel's log was read while the scenario ran
+	// (nil: not known, a document of a devbulk that did not read it).
+	KernelLog *LogRead `json:"kernel_log,omitempty"`
+}
+
+// LogRead is how the kernel's log was read during a scenario.
+type LogRead struct {
+	Records int `json:"records"`
+	// Unread says why it was not read ("" when it was).
+	Unread string `json:"unread,omitempty"`
 }
 
 // Line is one repetition of one benchmark, as a line of the Go benchmark

@@ -7,6 +7,7 @@ import (
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/bystander"
+	"github.com/devbulk/devbulk/kernlog"
 	"github.com/devbulk/devbulk/kprofile"
 )
 
@@ -49,6 +50,28 @@ func TestBenchLinesBystander(t *testing.T) {
 	} {
 		if got[name] != p99 {
 			t.Errorf("%s: %v, want %v (lines %v)", name, got[name], p99, got)
+		}
+	}
+}
+
+// The table's last line says what the kernel complained of, that it read
+// the log and found nothing, or that the results do not say (an older
+// devbulk's document, a LAVA export).
+func TestKernelLogLine(t *testing.T) {
+	read := &LogRead{Records: 3}
+	for _, c := range []struct {
+		scenarios []Scenario
+		want      string
+	}{
+		{[]Scenario{{Name: "a", KernelLog: read}, {Name: "b", Skip: "no"}}, "kernel log: no complaint while the scenarios ran"},
+		{[]Scenario{{Name: "a", KernelLog: read, Findings: []kernlog.Finding{{}, {}}}, {Name: "b", KernelLog: read}},
+			"kernel log: 2 complaints in 1 of 2 scenarios (KERNEL rows above; each report in the results' findings)"},
+		{[]Scenario{{Name: "a"}}, "kernel log: not known (these results do not say what the kernel complained of)"},
+		{[]Scenario{{Name: "a", KernelLog: read}, {Name: "b", KernelLog: &LogRead{Unread: "/dev/kmsg: EPERM"}}, {Name: "c"}},
+			"kernel log: no complaint while the scenarios ran; not read during b (/dev/kmsg: EPERM); not known for c"},
+	} {
+		if got := (&Results{Scenarios: c.scenarios}).kernelLog(); got != c.want {
+			t.Errorf("got %q\nwant %q", got, c.want)
 		}
 	}
 }

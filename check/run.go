@@ -145,7 +145,7 @@ func runHere(ctx context.Context, sc ScenarioSpec, o RunOptions) Scenario {
 		res.Error = err.Error()
 	}
 	if log != nil {
-		res.Findings, res.KernelLog = log.Findings, log.Unread
+		res.Findings, res.KernelLog = log.Findings, &LogRead{Records: log.Records, Unread: log.Unread}
 	}
 	return res
 }

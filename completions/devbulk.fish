@@ -2,7 +2,7 @@
 
 function __fish_devbulk_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i kinds bench create runs move delete cleanup rmmod netns churn create sequential vm check bisect lava job run plot
+        if contains -- $i kinds bench create runs move delete cleanup rmmod faults netns churn create sequential vm check bisect lava job run plot
             return 1
         end
     end
@@ -102,6 +102,15 @@ complete -c devbulk -n '__fish_seen_subcommand_from rmmod' -f -l json -d 'print 
 complete -c devbulk -n '__fish_seen_subcommand_from rmmod' -f -l format -r -d 'output: table, json, benchstat'
 complete -c devbulk -n '__fish_seen_subcommand_from rmmod' -f -l svg -r -d 'also draw the result as an SVG chart in `FILE` (see devbulk plot)'
 complete -c devbulk -n '__fish_seen_subcommand_from rmmod' -f -l quiet -s q -d 'no progress on stderr'
+complete -c devbulk -n '__fish_seen_subcommand_from faults' -f -l help -s h -d 'show help'
+complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'faults' -d 'inject a fault into each allocation of devbulk\'s create and group delete requests, one at a time (fail-nth), and check the kernel and devbulk after each'
+complete -c devbulk -n '__fish_seen_subcommand_from faults' -f -l kind -r -d 'the kind of the run\'s devices'
+complete -c devbulk -n '__fish_seen_subcommand_from faults' -f -l count -r -d 'devices a run (1..100): the request carries them all'
+complete -c devbulk -n '__fish_seen_subcommand_from faults' -f -l path -r -d 'the requests to fail: `P[,P..]` of create, delete (the group delete)'
+complete -c devbulk -n '__fish_seen_subcommand_from faults' -f -l max-n -r -d 'the most fault points swept a path (1..100000)'
+complete -c devbulk -n '__fish_seen_subcommand_from faults' -f -l kernel-noise -r -d 'the kernel\'s complaints not reported as findings: `FILE` of regular expressions, one a line, matched against a report\'s first line (default: devbulk\'s list, docs/findings.md; /dev/null: none)'
+complete -c devbulk -n '__fish_seen_subcommand_from faults' -f -l json -d 'print the result document as JSON'
+complete -c devbulk -n '__fish_seen_subcommand_from faults' -f -l quiet -s q -d 'no progress on stderr'
 complete -c devbulk -n '__fish_seen_subcommand_from netns' -f -l help -s h -d 'show help'
 complete -r -c devbulk -n '__fish_devbulk_no_subcommand' -a 'netns' -d 'network-namespace creation and dismantle benchmarks, with the kernel\'s drain'
 complete -c devbulk -n '__fish_seen_subcommand_from churn' -f -l help -s h -d 'show help'

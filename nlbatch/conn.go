@@ -51,6 +51,7 @@ type Conn struct {
 	sndbuf int
 	window int    // current default window, shrunk after overruns
 	buf    []byte // from bufs until Close
+	fault  *Fault // armed for the next datagram of its type (InjectFault)
 }
 
 // CurrentNetns names the process's own network namespace in Dial.

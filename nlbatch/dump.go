@@ -39,7 +39,7 @@ func (c *Conn) dumpOnce(req []byte, each func(msg []byte) error) (intr bool, err
 	if err := stamp(req, seq, unix.NLM_F_DUMP); err != nil {
 		return false, err
 	}
-	if err := c.t.Send(req); err != nil {
+	if err := c.send(req); err != nil {
 		return false, fmt.Errorf("sendmsg: %w", err)
 	}
 	buf := c.buf[:cap(c.buf)]

@@ -106,7 +106,7 @@ func (c *Conn) ExecuteWith(ctx context.Context, reqs [][]byte, o ExecOptions) ([
 		}
 		start := time.Now()
 		st.Sends++
-		if err := c.t.Send(out); err != nil {
+		if err := c.send(out); err != nil {
 			clear(pending)
 			markUnsent(res[i:], fmt.Errorf("sendmsg: %w", err))
 			return res, st, fmt.Errorf("sendmsg: %w", err)

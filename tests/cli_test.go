@@ -289,6 +289,10 @@ func TestUnsupportedExitsFour(t *testing.T) {
 			}
 		}
 	}
+	// Fault injection outside devbulk's VM: refused, whatever the kernel.
+	if r := run(t, t.TempDir(), "faults", "--kind", "ifb"); r.code != 4 || !strings.Contains(r.stderr, "devbulk does it only in its VM") {
+		t.Errorf("faults on the host: exit %d, stderr %q; want 4 and the reason", r.code, r.stderr)
+	}
 	if !checked {
 		t.Skip("this kernel supports every kind, ifb is a module, and it allows tracing: nothing is unsupported here")
 	}

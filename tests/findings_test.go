@@ -47,3 +47,13 @@ func TestKernelComplaintIsAFinding(t *testing.T) {
 		t.Errorf("clean run: exit %d\n%s\n%s", clean.code, clean.stdout, clean.stderr)
 	}
 }
+
+// Fault injection on a kernel without it (Debian's): exit 4 naming the
+// option, nothing swept.
+func TestFaultsNeedFaultInjection(t *testing.T) {
+	needVM(t)
+	r := run(t, t.TempDir(), "vm", "--", "faults", "--kind", "dummy")
+	if r.code != 4 || !strings.Contains(r.stderr, "this kernel has no fault injection: /proc/thread-self/fail-nth is missing (CONFIG_FAULT_INJECTION)") || r.stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 4 naming CONFIG_FAULT_INJECTION", r.code, r.stdout, r.stderr)
+	}
+}

@@ -22,6 +22,7 @@ var guestChecks = map[string]func(*cli.Context) error{
 	"delete":      readBy(deleteOptionsOf),
 	"move":        readBy(moveOptionsOf),
 	"netns churn": readBy(churnOptionsOf),
+	"faults":      readBy(faultsOptionsOf),
 }
 
 func readBy[O any](read func(*cli.Context) (O, error)) func(*cli.Context) error {

@@ -54,7 +54,7 @@ func newApp() *cli.App {
 		Usage:   "create thousands of virtual network devices and time every way the kernel tears them down",
 		Version: devbulk.Version(),
 		Commands: []*cli.Command{
-			kindsCommand(), benchCommand(), createCommand(), runsCommand(), moveCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), netnsCommand(), vmCommand(), checkCommand(), bisectCommand(), lavaCommand(), plotCommand(),
+			kindsCommand(), benchCommand(), createCommand(), runsCommand(), moveCommand(), deleteCommand(), cleanupCommand(), rmmodCommand(), faultsCommand(), netnsCommand(), vmCommand(), checkCommand(), bisectCommand(), lavaCommand(), plotCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error { return usage(badValue(c, longFlags(err))) },
 		// No command is a usage error, one line that names them.

@@ -1,0 +1,216 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/devbulk/devbulk/batch"
+	"github.com/devbulk/devbulk/devices"
+	"github.com/devbulk/devbulk/kernlog"
+	"github.com/devbulk/devbulk/namespace"
+	"github.com/devbulk/devbulk/nlbatch"
+	"github.com/devbulk/devbulk/runs"
+)
+
+// Path is a request a sweep fails: the create of a run, or its group
+// delete.
+type Path string
+
+const (
+	Create Path = "create"
+	Delete Path = "delete"
+)
+
+// Paths are the paths a sweep takes.
+var Paths = []Path{Create, Delete}
+
+// request is the netlink message type of the path's request: the fault
+// goes into the first datagram that carries one.
+var request = map[Path]uint16{Create: unix.RTM_NEWLINK, Delete: unix.RTM_DELLINK}
+
+// Options describe a sweep.
+type Options struct {
+	Kind  *devices.Kind
+	Lower *devices.Kind // the lower devices' kind, for a kind that needs them
+	Count int           // devices a run (its request carries them all)
+	Paths []Path
+	// MaxN bounds the sweep of a path: a request with more fault points
+	// than that is swept to MaxN, and the report says so.
+	MaxN  int
+	Noise kernlog.Noise
+	// Progress, when set, receives one line per step.
+	Progress func(string)
+}
+
+// Step is one fault injected (or not: the request ran whole).
+type Step struct {
+	Path Path `json:"path"`
+	N    int  `json:"n"`
+	// Injected says the kernel failed the request's Nth fault point;
+	// false ends the sweep: the request had fewer.
+	Injected bool `json:"injected"`
+	// Error is the request's error as devbulk reported it ("" when it
+	// succeeded: the kernel took the failure in its stride).
+	Error string `json:"error,omitempty"`
+	// Devbulk says which of devbulk's guarantees failed, Kernel what the
+	// kernel could not free; "" when none.
+	Devbulk  string            `json:"devbulk,omitempty"`
+	Kernel   string            `json:"kernel,omitempty"`
+	Findings []kernlog.Finding `json:"findings,omitempty"`
+}
+
+// Failed says whether the step broke a guarantee or made the kernel complain.
+func (s *Step) Failed() bool { return s.Devbulk != "" || s.Kernel != "" || len(s.Findings) > 0 }
+
+// Report is a sweep's outcome.
+type Report struct {
+	Kind  string `json:"kind"`
+	Count int    `json:"count"`
+	MaxN  int    `json:"max_n"`
+	Steps []Step `json:"steps"`
+	// Unread says why the kernel's log was not read.
+	Unread string `json:"kernel_log_unread,omitempty"`
+}
+
+// freeDeadline is how long a step's namespace may take to be freed: a
+// device whose reference was never put keeps it (the kernel says
+// "waiting for … to become free" every 10 s meanwhile).
+const freeDeadline = 30 * time.Second
+
+// Sweep runs the sweep of every path, a throwaway namespace and a run
+// record of its own for each step.
+func Sweep(ctx context.Context, o Options) (*Report, error) {
+	if err := setup(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "devbulk-faults-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := runs.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Kind: o.Kind.Name, Count: o.Count, MaxN: o.MaxN, Unread: kernlog.Watch(nil).Stop().Unread}
+	for _, p := range o.Paths {
+		for n := 1; n <= o.MaxN && ctx.Err() == nil; n++ {
+			st := o.step(ctx, store, p, n)
+			r.Steps = append(r.Steps, st)
+			if o.Progress != nil {
+				o.Progress(fmt.Sprintf("%s N=%d: injected %v, error %q", p, n, st.Injected, st.Error))
+			}
+			if !st.Injected {
+				break
+			}
+		}
+	}
+	return r, ctx.Err()
+}
+
+// step injects the Nth fault into path p's request, then judges.
+func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st Step) {
+	st = Step{Path: p, N: n}
+	w := kernlog.Watch(o.Noise)
+	w.Phase(fmt.Sprintf("%s with fail-nth %d", p, n))
+	defer func() { st.Findings = w.Stop().Findings }()
+	d, err := namespace.NewDedicated()
+	if err != nil {
+		st.Devbulk = err.Error()
+		return st
+	}
+	conn, err := nlbatch.Dial(d.NS.Handle, nlbatch.Options{})
+	if err != nil {
+		d.Release()
+		st.Devbulk = err.Error()
+		return st
+	}
+	d.Hold(conn)
+	f := &nlbatch.Fault{Type: request[p], N: n}
+	if p == Create {
+		conn.InjectFault(f)
+	}
+	co := batch.CreateOptions{Kind: o.Kind, Lower: o.Lower, Devices: devices.Options{Count: o.Count, Prefix: "dbf"}, Strategy: batch.CreatePipelined, NS: d.NS}
+	_, _, err = store.Create(ctx, conn, co)
+	if p == Delete && err == nil {
+		conn.InjectFault(f)
+		_, err = store.Delete(ctx, conn, runs.DeleteOptions{NS: d.NS, Strategy: batch.DeleteGroup})
+	}
+	st.Injected = f.Injected
+	if f.Err != nil {
+		st.Devbulk = "fail-nth: " + f.Err.Error()
+	}
+	if err != nil {
+		st.Error = err.Error()
+	}
+	if v := recordTrue(store, conn); v != "" && st.Devbulk == "" {
+		st.Devbulk = v
+	}
+	if v := finish(ctx, store, conn, d.NS); v != "" && st.Devbulk == "" {
+		st.Devbulk = v
+	}
+	w.Phase(fmt.Sprintf("after %s with fail-nth %d (the namespace's release)", p, n))
+	if err := d.ReleaseAndWait(freeDeadline); err != nil {
+		st.Kernel = fmt.Sprintf("the step's namespace was not freed in %s: %v", freeDeadline, err)
+	}
+	return st
+}
+
+// recordTrue checks devbulk's promise after the faulted request: a device
+// of the run that exists is in a record. The throwaway namespace holds
+// only the run's devices (and lo).
+func recordTrue(store *runs.Store, conn *nlbatch.Conn) string {
+	left, err := devicesIn(conn)
+	if err != nil {
+		return err.Error()
+	}
+	recs, _, err := store.Load()
+	if err != nil {
+		return err.Error()
+	}
+	if len(left) > 0 && len(recs) == 0 {
+		return fmt.Sprintf("%d devices left (%s…) and no record of them", len(left), left[0])
+	}
+	return ""
+}
+
+// finish deletes what the run left, as a user would (devbulk delete), and
+// checks that nothing is left, devices or records.
+func finish(ctx context.Context, store *runs.Store, conn *nlbatch.Conn, ns namespace.NS) string {
+	recs, _, err := store.Load()
+	if err != nil {
+		return err.Error()
+	}
+	if len(recs) > 0 {
+		if _, err := store.Delete(ctx, conn, runs.DeleteOptions{NS: ns, Strategy: batch.DeleteGroup}); err != nil {
+			return "devbulk delete after the fault: " + err.Error()
+		}
+	}
+	left, err := devicesIn(conn)
+	if err != nil {
+		return err.Error()
+	}
+	if recs, _, _ = store.Load(); len(left) > 0 || len(recs) > 0 {
+		return fmt.Sprintf("after devbulk delete: %d devices and %d records left", len(left), len(recs))
+	}
+	return ""
+}
+
+// devicesIn names the devices of the throwaway namespace but lo.
+func devicesIn(conn *nlbatch.Conn) ([]string, error) {
+	links, err := conn.Links()
+	if err != nil {
+		return nil, fmt.Errorf("listing the step's devices: %w", err)
+	}
+	var names []string
+	for _, l := range links {
+		if l.Name != "lo" {
+			names = append(names, l.Name)
+		}
+	}
+	return names, nil
+}
