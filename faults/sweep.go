@@ -29,13 +29,14 @@ const (
 var Paths = []Path{Create, Delete}
 
 // request is the netlink message type of the path's request: the fault
-// goes into the first datagram that carries one.
+// goes into the first datagram that carries one (for a kind with lower
+// devices, the create's is the lower devices').
 var request = map[Path]uint16{Create: unix.RTM_NEWLINK, Delete: unix.RTM_DELLINK}
 
 // Options describe a sweep.
 type Options struct {
 	Kind  *devices.Kind
-	Lower *devices.Kind // the lower devices' kind, for a kind that needs them
+	Lower *devices.Kind // the lower devices' kind, for a kind that needs them (nil: devices.Ready's)
 	Count int           // devices a run (its request carries them all)
 	Paths []Path
 	// MaxN bounds the sweep of a path: a request with more fault points
@@ -86,6 +87,15 @@ const freeDeadline = 30 * time.Second
 func Sweep(ctx context.Context, o Options) (*Report, error) {
 	if err := setup(); err != nil {
 		return nil, err
+	}
+	// Modules loaded first: a fault in a create the kernel refuses for an
+	// unknown kind would be a step of nothing.
+	lower, err := devices.Ready(o.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if o.Kind.NeedsLower && o.Lower == nil {
+		o.Lower = lower
 	}
 	dir, err := os.MkdirTemp("", "devbulk-faults-")
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/faults"
 )
 
@@ -63,9 +62,6 @@ func faultsOptionsOf(c *cli.Context) (faults.Options, error) {
 	var err error
 	if o.Kind, err = kindOf(c); err != nil {
 		return o, err
-	}
-	if o.Kind.NeedsLower {
-		o.Lower = devices.LowerKinds()[0]
 	}
 	if o.Count, err = intFlag(c, "count", 1, 100); err != nil {
 		return o, err
