@@ -22,6 +22,7 @@ func (r *Report) Failed() int {
 // faults gave (the request's errors, counted), then every failed step in
 // full.
 func (r *Report) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "devbulk %s  %s\n", r.Version, r.Machine())
 	fmt.Fprintf(w, "fail-nth sweep: %d %s a run, every fault point of each path's request until it ran whole (at most %d)\n\n", r.Count, r.Kind, r.MaxN)
 	for _, p := range Paths {
 		var steps []Step

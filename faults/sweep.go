@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/kernlog"
@@ -69,6 +70,7 @@ func (s *Step) Failed() bool { return s.Devbulk != "" || s.Kernel != "" || len(s
 
 // Report is a sweep's outcome.
 type Report struct {
+	devbulk.Header
 	Kind  string `json:"kind"`
 	Count int    `json:"count"`
 	MaxN  int    `json:"max_n"`
@@ -106,7 +108,7 @@ func Sweep(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Kind: o.Kind.Name, Count: o.Count, MaxN: o.MaxN, Unread: kernlog.Watch(nil).Stop().Unread}
+	r := &Report{Header: devbulk.NewHeader(), Kind: o.Kind.Name, Count: o.Count, MaxN: o.MaxN, Unread: kernlog.Watch(nil).Stop().Unread}
 	for _, p := range o.Paths {
 		for n := 1; n <= o.MaxN && ctx.Err() == nil; n++ {
 			st := o.step(ctx, store, p, n)
