@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -142,6 +143,13 @@ func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st
 		return st
 	}
 	d.Hold(conn)
+	// The namespace's own devices (lo, and a tunnel module's fallback
+	// device: ipip's tunl0, gre's gre0) are the kernel's, not the run's.
+	own, err := devicesIn(conn, nil)
+	if err != nil {
+		st.Devbulk = err.Error()
+		return st
+	}
 	f := &nlbatch.Fault{Type: request[p], N: n}
 	if p == Create {
 		conn.InjectFault(f)
@@ -159,10 +167,10 @@ func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st
 	if err != nil {
 		st.Error = err.Error()
 	}
-	if v := recordTrue(store, conn); v != "" && st.Devbulk == "" {
+	if v := recordTrue(store, conn, own); v != "" && st.Devbulk == "" {
 		st.Devbulk = v
 	}
-	if v := finish(ctx, store, conn, d.NS); v != "" && st.Devbulk == "" {
+	if v := finish(ctx, store, conn, d.NS, own); v != "" && st.Devbulk == "" {
 		st.Devbulk = v
 	}
 	w.Phase(fmt.Sprintf("after %s with fail-nth %d (the namespace's release)", p, n))
@@ -174,9 +182,9 @@ func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st
 
 // recordTrue checks devbulk's promise after the faulted request: a device
 // of the run that exists is in a record. The throwaway namespace holds
-// only the run's devices (and lo).
-func recordTrue(store *runs.Store, conn *nlbatch.Conn) string {
-	left, err := devicesIn(conn)
+// only the run's devices, and its own.
+func recordTrue(store *runs.Store, conn *nlbatch.Conn, own []string) string {
+	left, err := devicesIn(conn, own)
 	if err != nil {
 		return err.Error()
 	}
@@ -192,7 +200,7 @@ func recordTrue(store *runs.Store, conn *nlbatch.Conn) string {
 
 // finish deletes what the run left, as a user would (devbulk delete), and
 // checks that nothing is left, devices or records.
-func finish(ctx context.Context, store *runs.Store, conn *nlbatch.Conn, ns namespace.NS) string {
+func finish(ctx context.Context, store *runs.Store, conn *nlbatch.Conn, ns namespace.NS, own []string) string {
 	recs, _, err := store.Load()
 	if err != nil {
 		return err.Error()
@@ -202,7 +210,7 @@ func finish(ctx context.Context, store *runs.Store, conn *nlbatch.Conn, ns names
 			return "devbulk delete after the fault: " + err.Error()
 		}
 	}
-	left, err := devicesIn(conn)
+	left, err := devicesIn(conn, own)
 	if err != nil {
 		return err.Error()
 	}
@@ -212,15 +220,16 @@ func finish(ctx context.Context, store *runs.Store, conn *nlbatch.Conn, ns names
 	return ""
 }
 
-// devicesIn names the devices of the throwaway namespace but lo.
-func devicesIn(conn *nlbatch.Conn) ([]string, error) {
+// devicesIn names the devices of the throwaway namespace but those of
+// except.
+func devicesIn(conn *nlbatch.Conn, except []string) ([]string, error) {
 	links, err := conn.Links()
 	if err != nil {
 		return nil, fmt.Errorf("listing the step's devices: %w", err)
 	}
 	var names []string
 	for _, l := range links {
-		if l.Name != "lo" {
+		if !slices.Contains(except, l.Name) {
 			names = append(names, l.Name)
 		}
 	}
