@@ -195,8 +195,10 @@ func TestVMSourceFaultSweep(t *testing.T) {
 			}
 		}
 		// A request through the kernel's netlink allocates tens of times;
-		// some of those failures reach the user as an error.
-		if last == nil || last.Injected || injected < 10 || errs == 0 {
+		// a create's failures reach the user as errors (a group delete's,
+		// measured on 6.1.192, never do: the kernel goes on without what
+		// it could not allocate).
+		if last == nil || last.Injected || injected < 10 || p == faults.Create && errs == 0 {
 			t.Errorf("%s: %d faults injected, %d errors, last step %+v; want a sweep to a request that runs whole", p, injected, errs, last)
 		}
 	}
