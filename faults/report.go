@@ -35,13 +35,14 @@ func (r *Report) WriteTable(w io.Writer) {
 			continue
 		}
 		errs := map[string]int{}
+		first := map[string]Step{}
 		var order []string
 		failed := 0
 		for _, s := range steps {
 			if s.Injected {
 				key := cmp.Or(errno(s.Error), "no error: the kernel took the fault in its stride")
 				if errs[key] == 0 {
-					order = append(order, key)
+					order, first[key] = append(order, key), s
 				}
 				errs[key]++
 			}
@@ -56,7 +57,11 @@ func (r *Report) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s: %d faults injected, %s; %d steps failed\n", p, len(steps)-boolInt(!last.Injected), end, failed)
 		for _, k := range order {
-			fmt.Fprintf(w, "  %5d× %s\n", errs[k], k)
+			where := ""
+			if f := first[k]; f.Site != "" {
+				where = fmt.Sprintf(" (first N=%d, in %s)", f.N, f.Site)
+			}
+			fmt.Fprintf(w, "  %5d× %s%s\n", errs[k], k, where)
 		}
 	}
 	for _, s := range r.Steps {

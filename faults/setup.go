@@ -20,8 +20,8 @@ const (
 
 // setup makes the kernel fail what fail-nth names, sleeping allocations
 // included (the kernel's default skips them, and a netlink request makes
-// almost only those), and says a fault in one line of the log, without its
-// stack. It refuses outside devbulk's VM, and on a kernel without the
+// almost only those), and says each fault in the log with its stack: the
+// step's site. It refuses outside devbulk's VM, and on a kernel without the
 // options, naming them.
 func setup() error {
 	if !vm.IsGuest() {
@@ -38,7 +38,7 @@ func setup() error {
 	if _, err := os.Stat(failslab); err != nil {
 		return devbulk.NotSupported("this kernel cannot fail slab allocations: %s is missing (CONFIG_FAILSLAB, CONFIG_FAULT_INJECTION_DEBUG_FS)", failslab)
 	}
-	for file, v := range map[string]string{"ignore-gfp-wait": "N", "verbose": "1"} {
+	for file, v := range map[string]string{"ignore-gfp-wait": "N", "verbose": "2"} {
 		if err := os.WriteFile(failslab+"/"+file, []byte(v), 0); err != nil {
 			return fmt.Errorf("failslab: %w", err)
 		}

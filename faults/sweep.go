@@ -64,6 +64,9 @@ type Step struct {
 	Devbulk  string            `json:"devbulk,omitempty"`
 	Kernel   string            `json:"kernel,omitempty"`
 	Findings []kernlog.Finding `json:"findings,omitempty"`
+	// Site is where the fault landed: the kernel's stack of the failed
+	// allocation, innermost function first (kernlog.Finding.Site).
+	Site string `json:"site,omitempty"`
 }
 
 // Failed says whether the step broke a guarantee or made the kernel complain.
@@ -130,7 +133,7 @@ func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st
 	st = Step{Path: p, N: n}
 	w := kernlog.Watch(o.Noise)
 	w.Phase(fmt.Sprintf("%s with fail-nth %d", p, n))
-	defer func() { st.Findings = w.Stop().Findings }()
+	defer func() { st.Findings, st.Site = split(w.Stop().Findings) }()
 	d, err := namespace.NewDedicated()
 	if err != nil {
 		st.Devbulk = err.Error()
@@ -234,4 +237,18 @@ func devicesIn(conn *nlbatch.Conn, except []string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// split takes the kernel's notes of the injected fault out of a step's
+// findings: the first says where it landed.
+func split(all []kernlog.Finding) (findings []kernlog.Finding, site string) {
+	for _, f := range all {
+		switch {
+		case f.Class != kernlog.InjectedFault:
+			findings = append(findings, f)
+		case site == "":
+			site = f.Site(4)
+		}
+	}
+	return findings, site
 }

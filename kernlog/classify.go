@@ -27,7 +27,14 @@ var classes = []struct {
 	{"memory leak", regexp.MustCompile(`^kmemleak: \d+ new suspected memory leaks`)},
 	{"allocation failure", regexp.MustCompile(`: page allocation failure: `)},
 	{"panic", regexp.MustCompile(`^Kernel panic - not syncing`)},
+	// A fault injected on purpose (devbulk faults), with the stack that
+	// took it when failslab's verbose is 2: where the failure landed.
+	{InjectedFault, regexp.MustCompile(`^FAULT_INJECTION: forcing a failure`)},
 }
+
+// InjectedFault is the class of the kernel's note of a fault injected on
+// purpose: not a complaint, the place the fault landed.
+const InjectedFault = "injected fault"
 
 // classify names the complaint a record's text begins, "" when it begins
 // none.
@@ -46,6 +53,11 @@ const (
 	cutHere  = "------------[ cut here ]------------"
 	endTrace = "---[ end trace"
 )
+
+// reportFrames are the functions of a report's own making at the top of
+// its trace: the stack dump, and the fault injection's and the allocators'
+// frames above the function whose allocation failed.
+var reportFrames = regexp.MustCompile(`^(dump_stack\w*|show_stack|fail_dump|should_fail\w*|__should_fail\w*|should_failslab|slab_pre_alloc_hook\w*|kmem_cache_alloc\w*|__kmem_cache_alloc\w*|kmalloc\w*|__kmalloc\w*|kmalloc_trace|kvmalloc\w*|__alloc_skb|slab_alloc\w*)$`)
 
 // dropped are the lines of a report a maintainer does not read in a
 // finding: the register dump and the code bytes (the call trace and the

@@ -20,6 +20,33 @@ type Finding struct {
 // Title is the report's first line.
 func (f Finding) Title() string { return f.Text[0] }
 
+// Site is where the report's call trace begins, below the report's own
+// frames (dump_stack, the fault injection's): up to depth functions,
+// innermost first, without offsets ("__kmalloc ← netdev_name_node_alloc");
+// "" without a trace.
+func (f Finding) Site(depth int) string {
+	var fns []string
+	trace := false
+	for _, l := range f.Text {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "Call Trace:":
+			trace = true
+			continue
+		case !trace || strings.HasPrefix(l, "<") || strings.HasPrefix(l, "?"):
+			continue
+		}
+		fn, _, _ := strings.Cut(l, "+")
+		if reportFrames.MatchString(fn) {
+			continue
+		}
+		if fns = append(fns, fn); len(fns) == depth {
+			break
+		}
+	}
+	return strings.Join(fns, " ← ")
+}
+
 // maxLines bounds a finding's text: a report's head and its call trace
 // fit; a lockdep chain's tail is in the kernel's log.
 const maxLines = 60
@@ -30,7 +57,7 @@ const maxGapUsec = 500_000
 
 // endsAtTask are the classes whose report ends with its call trace, not
 // with an end-trace line.
-var endsAtTask = map[string]bool{"hung task": true, "rcu stall": true, "soft lockup": true, "refcount leak": true, "ref_tracker": true}
+var endsAtTask = map[string]bool{"hung task": true, "rcu stall": true, "soft lockup": true, "refcount leak": true, "ref_tracker": true, InjectedFault: true}
 
 // grouper turns records, in order, into findings.
 type grouper struct {

@@ -144,3 +144,18 @@ func TestSummarySays(t *testing.T) {
 		}
 	}
 }
+
+// A fault injected on purpose is its own class, and its site is the trace
+// below the allocator: where the failed allocation was asked for.
+func TestInjectedFaultSite(t *testing.T) {
+	fs := group("p", records(t, "testdata/fault.txt", 0, 0))
+	if len(fs) != 1 || fs[0].Class != InjectedFault {
+		t.Fatalf("findings %+v", fs)
+	}
+	if got, want := fs[0].Site(3), "netdev_name_node_alloc ← register_netdevice ← dummy_newlink"; got != want {
+		t.Errorf("site %q, want %q", got, want)
+	}
+	if got := (Finding{Text: []string{"WARNING: x"}}).Site(3); got != "" {
+		t.Errorf("a report without a trace has site %q", got)
+	}
+}
