@@ -79,7 +79,10 @@ func (r *Results) kernelLog() string {
 		}
 	}
 	line := "kernel log: no complaint while the scenarios ran"
-	if complaints > 0 {
+	switch {
+	case ran == 0:
+		return "kernel log: no scenario ran"
+	case complaints > 0:
 		line = fmt.Sprintf("kernel log: %d complaints in %d of %d scenarios (KERNEL rows above; each report in the results' findings)", complaints, in, ran)
 	}
 	if len(unread) > 0 {

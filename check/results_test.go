@@ -67,6 +67,7 @@ func TestKernelLogLine(t *testing.T) {
 		{[]Scenario{{Name: "a", KernelLog: read, Findings: []kernlog.Finding{{}, {}}}, {Name: "b", KernelLog: read}},
 			"kernel log: 2 complaints in 1 of 2 scenarios (KERNEL rows above; each report in the results' findings)"},
 		{[]Scenario{{Name: "a"}}, "kernel log: not known (these results do not say what the kernel complained of)"},
+		{[]Scenario{{Name: "a", Skip: "no VM"}}, "kernel log: no scenario ran"},
 		{[]Scenario{{Name: "a", KernelLog: read}, {Name: "b", KernelLog: &LogRead{Unread: "/dev/kmsg: EPERM"}}, {Name: "c"}},
 			"kernel log: no complaint while the scenarios ran; not read during b (/dev/kmsg: EPERM); not known for c"},
 	} {
