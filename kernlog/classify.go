@@ -57,7 +57,7 @@ const (
 // reportFrames are the functions of a report's own making at the top of
 // its trace: the stack dump, and the fault injection's and the allocators'
 // frames above the function whose allocation failed.
-var reportFrames = regexp.MustCompile(`^(dump_stack\w*|show_stack|fail_dump|should_fail\w*|__should_fail\w*|should_failslab|slab_pre_alloc_hook\w*|kmem_cache_alloc\w*|__kmem_cache_alloc\w*|kmalloc\w*|__kmalloc\w*|kmalloc_trace|kvmalloc\w*|__alloc_skb|slab_alloc\w*)$`)
+var reportFrames = regexp.MustCompile(`^(dump_stack\w*|show_stack|fail_dump|should_fail\w*|__should_fail\w*|should_failslab|slab_pre_alloc_hook\w*|kmem_cache_alloc\w*|__kmem_cache_alloc\w*|kmalloc\w*|__kmalloc\w*|kmalloc_trace|kvmalloc\w*|__alloc_skb|slab_alloc\w*)(\.\w+)*$`) // with a compiler suffix: should_fail_ex.cold
 
 // dropped are the lines of a report a maintainer does not read in a
 // finding: the register dump and the code bytes (the call trace and the
