@@ -26,31 +26,34 @@ func faultsCommand() *cli.Command {
 			&cli.StringFlag{Name: "max-n", Value: "2000", Usage: "the most fault points swept a path (1..100000)"},
 			kernelNoiseFlag, jsonFlag, quietFlag,
 		},
-		Action: func(c *cli.Context) error {
-			o, err := faultsOptionsOf(c)
-			if err != nil {
-				return err
-			}
-			if err := needNetAdmin(); err != nil {
-				return err
-			}
-			o.Progress = progress(c)
-			r, err := faults.Sweep(c.Context, o)
-			clearProgress()
-			if r == nil {
-				return err
-			}
-			if c.Bool("json") {
-				err = firstSaying(err, writeJSON(c.App.Writer, r))
-			} else {
-				r.WriteTable(c.App.Writer)
-			}
-			if n := r.Failed(); err == nil && n > 0 {
-				return &exitError{exitFailed, fmt.Errorf("%d steps of the sweep broke a guarantee or made the kernel complain (see above)", n)}
-			}
-			return err
-		},
+		Action: runFaults,
 	}
+}
+
+// runFaults sweeps and prints the sweep, even when it was interrupted.
+func runFaults(c *cli.Context) error {
+	o, err := faultsOptionsOf(c)
+	if err != nil {
+		return err
+	}
+	if err := needNetAdmin(); err != nil {
+		return err
+	}
+	o.Progress = progress(c)
+	r, err := faults.Sweep(c.Context, o)
+	clearProgress()
+	if r == nil {
+		return err
+	}
+	if c.Bool("json") {
+		err = firstSaying(err, writeJSON(c.App.Writer, r))
+	} else {
+		r.WriteTable(c.App.Writer)
+	}
+	if n := r.Failed(); err == nil && n > 0 {
+		return &exitError{exitFailed, fmt.Errorf("%d steps of the sweep broke a guarantee or made the kernel complain (see above)", n)}
+	}
+	return err
 }
 
 // faultsOptionsOf reads faults' flags.
