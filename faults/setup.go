@@ -38,7 +38,8 @@ func setup() error {
 	if _, err := os.Stat(failslab); err != nil {
 		return devbulk.NotSupported("this kernel cannot fail slab allocations: %s is missing (CONFIG_FAILSLAB, CONFIG_FAULT_INJECTION_DEBUG_FS)", failslab)
 	}
-	// verbose_ratelimit_interval_ms 0: every fault's stack, not ten in 5 s.
+	// verbose_ratelimit_interval_ms 0: every fault's stack, not ten in 5 s
+	// (an allocation made with __GFP_NOWARN is failed without one).
 	for file, v := range map[string]string{"ignore-gfp-wait": "N", "verbose": "2", "verbose_ratelimit_interval_ms": "0"} {
 		if err := os.WriteFile(failslab+"/"+file, []byte(v), 0); err != nil {
 			return fmt.Errorf("failslab: %w", err)
