@@ -150,6 +150,7 @@ func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st
 	// device: ipip's tunl0, gre's gre0) are the kernel's, not the run's.
 	own, err := devicesIn(conn, nil)
 	if err != nil {
+		d.Release()
 		st.Devbulk = err.Error()
 		return st
 	}
@@ -159,7 +160,10 @@ func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st
 	}
 	co := batch.CreateOptions{Kind: o.Kind, Lower: o.Lower, Devices: devices.Options{Count: o.Count, Prefix: "dbf"}, Strategy: batch.CreatePipelined, NS: d.NS}
 	_, _, err = store.Create(ctx, conn, co)
-	if p == Delete && err == nil {
+	switch {
+	case p == Delete && err != nil: // no fault yet: the step cannot be judged
+		st.Devbulk = "creating the run the fault's delete is for: " + err.Error()
+	case p == Delete:
 		conn.InjectFault(f)
 		_, err = store.Delete(ctx, conn, runs.DeleteOptions{NS: d.NS, Strategy: batch.DeleteGroup})
 	}
