@@ -48,9 +48,6 @@ func Watch(noise Noise) *Watcher {
 // Phase says what devbulk does from now on: records read so far belong to
 // the phase before.
 func (w *Watcher) Phase(name string) {
-	if w == nil {
-		return
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.fd < 0 {
