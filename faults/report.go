@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/devbulk/devbulk/kernlog"
 )
 
 // Failed counts the steps that broke a guarantee or made the kernel complain.
@@ -76,11 +78,12 @@ func (r *Report) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "  kernel: %s\n", s.Kernel)
 		}
 		for _, f := range s.Findings {
-			fmt.Fprintf(w, "  %s during %s:\n    %s\n", f.Class, f.Phase, strings.Join(f.Text, "\n    "))
+			f.Write(w, "  ")
 		}
 	}
 	if r.Unread != "" {
-		fmt.Fprintf(w, "\nkernel log: not read (%s): the kernel's complaints are not known\n", r.Unread)
+		fmt.Fprintln(w)
+		(&kernlog.Summary{Unread: r.Unread}).Write(w)
 	}
 }
 

@@ -1,6 +1,10 @@
 package kernlog
 
-import "strings"
+import (
+	"fmt"
+	"io"
+	"strings"
+)
 
 // Finding is one complaint of the kernel.
 type Finding struct {
@@ -15,6 +19,15 @@ type Finding struct {
 	// Text is the report as the kernel printed it, trimmed: its first line,
 	// its own lines and its call trace, without the register dump.
 	Text []string `json:"text"`
+}
+
+// Write prints the finding for people: its class and phase, then its
+// text, indented under indent.
+func (f Finding) Write(w io.Writer, indent string) {
+	fmt.Fprintf(w, "%s%s during %s:\n", indent, f.Class, f.Phase)
+	for _, l := range f.Text {
+		fmt.Fprintf(w, "%s  %s\n", indent, l)
+	}
 }
 
 // Title is the report's first line.

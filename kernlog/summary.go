@@ -46,9 +46,6 @@ func (s *Summary) Write(w io.Writer) {
 	}
 	fmt.Fprintf(w, "kernel log: %d records read, %d complaints (findings)%s:\n", s.Records, len(s.Findings), tail)
 	for _, f := range s.Findings {
-		fmt.Fprintf(w, "  %s during %s:\n", f.Class, f.Phase)
-		for _, l := range f.Text {
-			fmt.Fprintf(w, "    %s\n", l)
-		}
+		f.Write(w, "  ")
 	}
 }
