@@ -16,6 +16,7 @@ import (
 // run's table says that the log was read and held no complaint.
 func TestKernelComplaintIsAFinding(t *testing.T) {
 	needVM(t)
+	besideOthers(t)
 	dir := t.TempDir()
 	r := run(t, dir, "vm", "--append", "sysctl.kernel.hung_task_timeout_secs=1", "--",
 		"bench", "--kind", "ifb", "--count", "12000", "--delete", "group", "--bystander", "getlink", "--json")

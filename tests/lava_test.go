@@ -62,6 +62,7 @@ func lavaJob(t *testing.T, dir, name, kernel string, extra ...string) (string, r
 // them; two kernels' jobs make a two-kernel matrix.
 func TestLAVAJobRunsAndReadsBack(t *testing.T) {
 	needLAVA(t)
+	besideOthers(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "suite.json"), []byte(fleetSuite), 0o644); err != nil {
 		t.Fatal(err)

@@ -80,6 +80,7 @@ func ours(t *testing.T, ns string) int {
 // takes them all and leaves no record.
 func TestMoveCommandEveryStrategy(t *testing.T) {
 	needKind(t, "ifb")
+	besideOthers(t)
 	for i, m := range []string{"serial", "pipelined", "parallel", "group"} {
 		t.Run(m, func(t *testing.T) {
 			state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)

@@ -29,6 +29,7 @@ func move(t *testing.T, s, to *scratch, set *batch.Set, m batch.MoveStrategy) (b
 // device of others beside them, outside the run's group, stays.
 func TestMoveEveryStrategy(t *testing.T) {
 	k := needKind(t, "ifb")
+	besideOthers(t)
 	for _, m := range batch.MoveStrategies() {
 		t.Run(string(m), func(t *testing.T) {
 			from, to := newScratch(t), newScratch(t)

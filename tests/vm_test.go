@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +119,7 @@ var lockedUp = regexp.MustCompile(`watchdog: BUG: soft lockup|rcu: INFO: rcu_\w+
 // runs nowhere else.
 func TestVMStrategies(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	bin := staticBinary(t, "./", true)
 	out, _ := bootVM(t, k, bin, "-test.v", "-test.run",
 		"^(TestDeleteStrategies|TestModuleStrategyRefusesForeignDevices|TestForeignUpperOnOurLowerIsRefused|TestLostAcksAgainstTheKernel|TestCancelledCreateUndoesLowers)$/^(dummy|vlan|ipip|gre|gretap)$")
@@ -178,6 +180,7 @@ func guestRan(t *testing.T, out string) {
 // The netns scenarios on the Debian kernel, the devices payload with dummy.
 func TestVMNetns(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	bin := staticBinary(t, "./", true)
 	out, _ := bootVM(t, k, bin, "-test.v", "-test.run", "^TestNetnsScenarios$")
 	t.Log(out)
@@ -217,6 +220,7 @@ func devbulkCheckInto(t *testing.T, doc any, suite string, mayRegress bool, args
 // document.
 func TestVMCheck(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	needKind(t, "ifb")
 	c := devbulkCheck(t, `{"name": "mixed", "scenarios": [
 	  {"name": "dummy", "vm": true, "bench": {"kind": "dummy", "count": 100, "delete": ["group", "module"]}},
@@ -245,6 +249,7 @@ func TestVMCheck(t *testing.T) {
 // measure first; that each verdict follows from its figures is.
 func TestVMCheckMatrix(t *testing.T) {
 	a, b := needVM(t), vmKernel(t, "debian:6.12")
+	besideOthers(t)
 	var m check.Matrix
 	devbulkCheckInto(t, &m, `{"name": "matrix", "scenarios": [
 	  {"name": "dummy", "bench": {"kind": "dummy", "count": 50, "delete": ["group"]}},
@@ -316,6 +321,7 @@ func TestVMCheckMatrix(t *testing.T) {
 // the guest's kernel in it.
 func TestVMBenchJSON(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	bin := staticBinary(t, "../cmd/devbulk", false)
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -354,6 +360,7 @@ func TestVMBenchJSON(t *testing.T) {
 // terminal as the guest writes them; stdout stays the result document.
 func TestVMProgress(t *testing.T) {
 	needVM(t)
+	besideOthers(t)
 	if _, err := exec.LookPath("script"); err != nil {
 		t.Fatal("script(1) not installed (tests/run-all.sh installs bsdutils)")
 	}
@@ -381,6 +388,7 @@ func TestVMProgress(t *testing.T) {
 // the command simply runs.
 func TestVMAccelKVM(t *testing.T) {
 	needVM(t)
+	besideOthers(t)
 	bin := staticBinary(t, "../cmd/devbulk", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -401,13 +409,15 @@ func TestVMAccelKVM(t *testing.T) {
 }
 
 // The module-level scenarios: rmmod dummy beside one-by-one and group
-// deletes, and 1000 UP vlans removed with their lower device's module.
+// deletes, and UP vlans removed with their lower device's module.
 func TestVMRmmod(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	bin := staticBinary(t, "../cmd/devbulk", false)
+	const n = 300 // enough to tell a batch per device from a handful
 	for _, args := range [][]string{
-		{"rmmod", "--kind", "dummy", "--count", "1000", "--trace-rcu", "--json"},
-		{"rmmod", "--kind", "dummy", "--vlans", "1000", "--up", "--bystander", "link@20", "--json"},
+		{"rmmod", "--kind", "dummy", "--count", strconv.Itoa(n), "--trace-rcu", "--json"},
+		{"rmmod", "--kind", "dummy", "--vlans", strconv.Itoa(n), "--up", "--bystander", "link@20", "--json"},
 	} {
 		out, _ := bootVM(t, k, bin, args...)
 		var r bench.Report
@@ -416,7 +426,7 @@ func TestVMRmmod(t *testing.T) {
 		}
 		strategies := map[string]bool{}
 		for _, c := range r.Runs {
-			if c.Delete.Failed != 0 || c.Delete.WallNS <= 0 || c.Count != 1000 {
+			if c.Delete.Failed != 0 || c.Delete.WallNS <= 0 || c.Count != n {
 				t.Errorf("%v: delete phase %+v", args, c.Delete)
 			}
 			strategies[c.Delete.Strategy+"/"+c.Delete.Module] = true
@@ -427,7 +437,7 @@ func TestVMRmmod(t *testing.T) {
 				// One by one is one unregister batch per device; the batch
 				// paths are a handful in all.
 				batches := rcu[rcutrace.Batches]
-				if c.Delete.Strategy == "serial" && (batches < 1000 || rcu["rcu_barrier"] < 1000) ||
+				if c.Delete.Strategy == "serial" && (batches < n || rcu["rcu_barrier"] < n) ||
 					c.Delete.Strategy != "serial" && batches > 10 {
 					t.Errorf("%v: %s delete: RCU counts %v", args, c.Delete.Strategy, rcu)
 				}
@@ -446,6 +456,7 @@ func TestVMRmmod(t *testing.T) {
 // given by path).
 func TestVMOwnKernel(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	bin := staticBinary(t, "../cmd/devbulk", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -463,6 +474,7 @@ func TestVMOwnKernel(t *testing.T) {
 // The RCU counters, which the host's kernel does not allow, inside the VM.
 func TestVMRCUTrace(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	bin := staticBinary(t, "../rcutrace", true)
 	// One vCPU: arming kprobes synchronizes every CPU, and under TCG a
 	// second vCPU once stopped taking timer interrupts there (the counts
@@ -478,6 +490,7 @@ func TestVMRCUTrace(t *testing.T) {
 // every dependency before what needs it.
 func TestVMKmodScanOrdersDebianModules(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	ix, err := kmod.Scan(k.Modules)
 	if err != nil {
 		t.Fatal(err)
@@ -547,6 +560,7 @@ func TestDebianKernelNames(t *testing.T) {
 // rest.
 func TestVMKernelThatDoesNotBoot(t *testing.T) {
 	needVM(t)
+	besideOthers(t)
 	bin := staticBinary(t, "../cmd/devbulk", false)
 	notAKernel := filepath.Join(t.TempDir(), "vmlinuz")
 	image := []byte(strings.Repeat("not a kernel image\n", 40))
@@ -604,6 +618,7 @@ func checkCreateProfile(t *testing.T, p bench.Phase) {
 // the pernet exit handlers, and their time is within the worker's.
 func TestVMProfile(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	bin := staticBinary(t, "../cmd/devbulk", false)
 	// One vCPU and a 4-minute bound, as for the RCU counter: switching
 	// the tracer on patches the kernel's text on every CPU, and one boot
@@ -612,7 +627,7 @@ func TestVMProfile(t *testing.T) {
 		out, _ := bootVMWith(t, k, vm.Config{CPUs: 1}, 4*time.Minute, bin, args...)
 		return out
 	}
-	out := boot("bench", "--kind", "dummy", "--count", "200", "--delete", "serial,group", "--profile", "--trace-rcu", "--json")
+	out := boot("bench", "--kind", "dummy", "--count", "100", "--delete", "serial,group", "--profile", "--trace-rcu", "--json")
 	var r bench.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -676,6 +691,7 @@ func TestVMProfile(t *testing.T) {
 // script's router namespaces with an exec step as ip netns exec runs it.
 func TestVMNetnsPayloads(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	if _, err := exec.LookPath("ipvsadm"); err != nil {
 		t.Fatal("ipvsadm is not installed (tests/run-all.sh installs it): the VM carries the host's")
 	}
@@ -714,6 +730,7 @@ func TestVMNetnsPayloads(t *testing.T) {
 // (It failed every cycle once: the kept lower device counted as one.)
 func TestVMBenchVlanModule(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	bin := staticBinary(t, "../cmd/devbulk", false)
 	out, _ := bootVM(t, k, bin, "bench", "--kind", "vlan", "--count", "100", "--delete", "module,lower", "--json")
 	var r bench.Report
@@ -735,6 +752,7 @@ func TestVMBenchVlanModule(t *testing.T) {
 // __dev_change_net_namespace), and --profile names the move's function.
 func TestVMMove(t *testing.T) {
 	k := needVM(t)
+	besideOthers(t)
 	bin := staticBinary(t, "../cmd/devbulk", false)
 	for _, args := range [][]string{
 		{"bench", "--kind", "dummy", "--count", "100", "--move", "serial,group", "--delete", "group", "--trace-rcu", "--profile", "--json"},
