@@ -77,6 +77,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := r.writeComparisons(w); err != nil {
 		return err
 	}
+	if r.KernelLog != nil {
+		fmt.Fprintln(w)
+		r.KernelLog.Write(w)
+	}
 	if !r.Explain {
 		return nil
 	}

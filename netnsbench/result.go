@@ -3,6 +3,7 @@ package netnsbench
 import (
 	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/bystander"
+	"github.com/devbulk/devbulk/kernlog"
 	"github.com/devbulk/devbulk/kprofile"
 )
 
@@ -20,6 +21,10 @@ type Report struct {
 	// namespace of its own waited during the whole scenario, and idle.
 	Bystander     *bystander.Stats `json:"bystander,omitempty"`
 	BystanderIdle *bystander.Stats `json:"bystander_idle,omitempty"`
+	// KernelLog is what the kernel complained of during the scenario,
+	// each complaint a finding (the command watches the log: package
+	// kernlog).
+	KernelLog *kernlog.Summary `json:"kernel_log,omitempty"`
 	// Explain makes WriteTable say how figures were taken (--explain).
 	Explain bool `json:"-"`
 }

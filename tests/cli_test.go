@@ -129,6 +129,12 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "0"}, "count \"0\" out of range: ifb takes 1..1000000"},
 		{[]string{"bench", "--kind", "ifb", "--count", "10", "--kernel-noise", badNoise}, `noise.txt:2: "[unclosed" is not a regular expression`},
 		{[]string{"check", "--kernel-noise", "/nonexistent"}, "--kernel-noise: open /nonexistent: no such file"},
+		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "10", "--kernel-noise", badNoise}, `noise.txt:2: "[unclosed" is not a regular expression`},
+		{[]string{"delete", "--netns", ns, "--kernel-noise", "/nonexistent"}, "--kernel-noise: open /nonexistent: no such file"},
+		{[]string{"move", "--netns", ns, "--to", ns, "--kernel-noise", "/nonexistent"}, "--kernel-noise: open /nonexistent: no such file"},
+		{[]string{"netns", "churn", "--kernel-noise", badNoise}, `noise.txt:2: "[unclosed" is not a regular expression`},
+		{[]string{"netns", "create", "--count", "5", "--kernel-noise", badNoise}, `noise.txt:2: "[unclosed" is not a regular expression`},
+		{[]string{"netns", "sequential", "--count", "5", "--kernel-noise", badNoise}, `noise.txt:2: "[unclosed" is not a regular expression`},
 		{[]string{"create", "--netns", ns, "--kind", "ifb", "--count", "1000001"}, "takes 1..1000000"},
 		{[]string{"create", "--netns", ns, "--kind", "veth", "--count", "1000000"}, "1000000 veth need about 84.9 GiB of kernel memory (89 KiB each); "},
 		{[]string{"bench", "--kind", "veth", "--count", "1000,1000000", "--delete", "group"}, "1000000 veth need about 84.9 GiB of kernel memory (89 KiB each); "}, // no CI machine has 85 GiB

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/devbulk/devbulk/bench"
+	"github.com/devbulk/devbulk/kernlog"
 )
 
 // A planted complaint is found and put in its phase: booted with
@@ -58,5 +59,32 @@ func TestFaultsNeedFaultInjection(t *testing.T) {
 	r := run(t, t.TempDir(), "vm", "--", "faults", "--kind", "dummy")
 	if r.code != 4 || !strings.Contains(r.stderr, "this kernel has no fault injection: /proc/thread-self/fail-nth is missing (CONFIG_FAULT_INJECTION)") || r.stdout != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 4 naming CONFIG_FAULT_INJECTION", r.code, r.stdout, r.stderr)
+	}
+}
+
+// create, move, delete and the netns commands read the kernel's log as
+// bench does: a clean run's document says that the log was read and held no
+// complaint (the planted one is TestKernelComplaintIsAFinding's: the
+// watching is one code path).
+func TestCommandsReadTheKernelLog(t *testing.T) {
+	needKind(t, "ifb")
+	state, a, b := t.TempDir(), namedNetns(t), namedNetns(t)
+	for _, args := range [][]string{
+		{"create", "--netns", a, "--kind", "ifb", "--count", "100", "--json"},
+		{"move", "--netns", a, "--to", b, "--json"},
+		{"delete", "--netns", b, "--json"},
+		{"netns", "churn", "--workers", "1", "--per-worker", "20", "--json"},
+		{"netns", "sequential", "--count", "20", "--json"},
+	} {
+		r := run(t, state, args...)
+		var doc struct {
+			KernelLog *kernlog.Summary `json:"kernel_log"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 {
+			t.Fatalf("%v: exit %d, %v\n%s%s", args, r.code, err, r.stdout, r.stderr)
+		}
+		if k := doc.KernelLog; k == nil || k.Unread != "" || k.Findings == nil || len(k.Findings) != 0 {
+			t.Errorf("%v: kernel log %+v, want read, with an empty list of findings", args, k)
+		}
 	}
 }

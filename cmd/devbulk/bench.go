@@ -13,7 +13,6 @@ import (
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/devices"
-	"github.com/devbulk/devbulk/kernlog"
 )
 
 func benchCommand() *cli.Command {
@@ -206,20 +205,6 @@ func writeReport(c *cli.Context, r *bench.Report) error {
 	}
 	r.Explain = c.Bool("explain")
 	return r.WriteTable(c.App.Writer)
-}
-
-// kernelNoiseFlag replaces devbulk's list of the kernel's complaints that
-// are not findings.
-var kernelNoiseFlag = &cli.StringFlag{Name: "kernel-noise", Usage: "the kernel's complaints not reported as findings: `FILE` of regular expressions, one a line, " +
-	"matched against a report's first line (default: devbulk's list, docs/findings.md; /dev/null: none)"}
-
-// kernelNoise reads --kernel-noise (devbulk's list when not given).
-func kernelNoise(c *cli.Context) (kernlog.Noise, error) {
-	n, err := kernlog.ReadNoise(c.String("kernel-noise"))
-	if err != nil {
-		return nil, usagef("--kernel-noise: %v", err)
-	}
-	return n, nil
 }
 
 // namespacesFlag spreads each cycle over several namespaces at once.

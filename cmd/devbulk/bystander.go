@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/devbulk/devbulk/bystander"
@@ -33,31 +30,3 @@ func bystanderOf(c *cli.Context, compare bool) (*bystander.Config, error) {
 	}
 	return &b, nil
 }
-
-// watched runs work beside the bystander cfg asks for (nil: work alone):
-// the prober's idle baseline first, then what it waited during work.
-func watched(c *cli.Context, cfg *bystander.Config, work func() error) (idle, during *bystander.Stats, err error) {
-	if cfg == nil {
-		return nil, nil, work()
-	}
-	p, err := bystander.Start(*cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer p.Stop()
-	if say := progress(c); say != nil {
-		say(fmt.Sprintf("bystander %s: idle baseline, %s", cfg, p.IdleFor()))
-	}
-	base, err := p.Baseline(c.Context)
-	if err != nil {
-		return nil, nil, err
-	}
-	from := time.Now()
-	err = work()
-	st := p.Window(from, time.Now())
-	return &base, &st, err
-}
-
-// watch is a bystander's idle baseline and what it waited during a
-// command (both nil: no bystander).
-type watch struct{ idle, during *bystander.Stats }

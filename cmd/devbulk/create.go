@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/internal/result"
+	"github.com/devbulk/devbulk/kernlog"
 	"github.com/devbulk/devbulk/runs"
 )
 
@@ -29,7 +31,7 @@ func createCommand() *cli.Command {
 			&cli.StringFlag{Name: "prefix", Value: "dbk", Usage: "name prefix: links are PREFIX0..PREFIX(N-1)"},
 			&cli.StringFlag{Name: "parent", Usage: "vlan/macvlan: existing lower `DEV[,DEV..]` (default: devbulk creates PREFIXl0..)"},
 			&cli.StringFlag{Name: "strategy", Value: "pipelined", Usage: "create strategy: serial or pipelined"},
-			upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, bystanderFlag, jsonFlag, quietFlag,
+			upFlag, fitFlag, vlanProtoFlag, remoteBaseFlag, bystanderFlag, kernelNoiseFlag, jsonFlag, quietFlag,
 		},
 		Action: create,
 	}
@@ -40,7 +42,7 @@ func create(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	by, err := bystanderOf(c, false)
+	w, err := watchingOf(c, false)
 	if err != nil {
 		return err
 	}
@@ -61,15 +63,15 @@ func create(c *cli.Context) error {
 		}
 		var p bench.Phase
 		var rec *runs.Record
-		idle, during, err := watched(c, by, func() (err error) {
+		seen, err := watched(c, w, func() (err error) {
 			p.Phase, rec, err = rs.store.Create(c.Context, rs.conn, o)
 			return err
 		})
 		if err != nil {
-			return err
+			return seen.failing(c, err)
 		}
-		p.Bystander = during
-		return printCreated(c, p, rec, idle)
+		p.Bystander = seen.during
+		return printCreated(c, p, rec, seen)
 	})
 }
 
@@ -119,14 +121,16 @@ func createOptionsOf(c *cli.Context) (batch.CreateOptions, error) {
 	return o, nil
 }
 
-func printCreated(c *cli.Context, p bench.Phase, rec *runs.Record, idle *bystander.Stats) error {
+func printCreated(c *cli.Context, p bench.Phase, rec *runs.Record, seen watch) error {
 	clearProgress()
 	if c.Bool("json") {
-		return json.NewEncoder(c.App.Writer).Encode(struct {
-			Phase  bench.Phase      `json:"create"`
-			Record *runs.Record     `json:"record"`
-			Idle   *bystander.Stats `json:"bystander_idle,omitempty"`
-		}{p, rec, idle})
+		err := json.NewEncoder(c.App.Writer).Encode(struct {
+			Phase     bench.Phase      `json:"create"`
+			Record    *runs.Record     `json:"record"`
+			Idle      *bystander.Stats `json:"bystander_idle,omitempty"`
+			KernelLog *kernlog.Summary `json:"kernel_log"`
+		}{p, rec, seen.idle, seen.kernel})
+		return errors.Join(err, seen.complained(c))
 	}
 	fmt.Fprintf(c.App.Writer, "created %d %s links %s..%s in netns %s (group %d) in %s: %.3f ms/device\n",
 		len(rec.Links), rec.Kind, rec.Links[0].Name, rec.Links[len(rec.Links)-1].Name, rec.Netns, rec.Group,
@@ -134,8 +138,9 @@ func printCreated(c *cli.Context, p bench.Phase, rec *runs.Record, idle *bystand
 	if w := p.WaitNote(); w != "" {
 		fmt.Fprintf(c.App.Writer, "  %s\n", w)
 	}
-	if idle != nil {
-		fmt.Fprintf(c.App.Writer, "  %s\n", bystander.Line(idle, p.Bystander, "the create"))
+	if seen.idle != nil {
+		fmt.Fprintf(c.App.Writer, "  %s\n", bystander.Line(seen.idle, p.Bystander, "the create"))
 	}
-	return nil
+	seen.saysKernel(c)
+	return seen.complained(c)
 }

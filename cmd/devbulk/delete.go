@@ -28,7 +28,7 @@ func deleteCommand() *cli.Command {
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: strategyList(batch.DeleteNetns) + " (auto: group)"},
 			prefixChoice, kindChoice, notFoundOK, forceFlag("delete"),
 			&cli.BoolFlag{Name: "forget-renamed", Usage: "drop devices someone else renamed from the record (naming them; they are not deleted), so that the rest of the run can go"},
-			workersFlag, windowFlag, bystanderFlag, jsonFlag, quietFlag,
+			workersFlag, windowFlag, bystanderFlag, kernelNoiseFlag, jsonFlag, quietFlag,
 		},
 		Action: deleteAction,
 	}
@@ -39,11 +39,11 @@ func deleteAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	by, err := bystanderOf(c, false)
+	w, err := watchingOf(c, false)
 	if err != nil {
 		return err
 	}
-	if by != nil && o.Strategy.UnloadsModules() {
+	if w.by != nil && o.Strategy.UnloadsModules() {
 		return usagef("--bystander and --strategy module: the unload would take the prober's devices too (devbulk rmmod --bystander keeps them apart)")
 	}
 	o.Progress = runsProgress(c, "delete")
@@ -53,14 +53,14 @@ func deleteAction(c *cli.Context) error {
 			say(fmt.Sprintf("deleting by %s: one request per run, the kernel's batch (nothing to count)", c.String("strategy")))
 		}
 		var rep *runs.Report
-		idle, during, err := watched(c, by, func() (err error) {
+		seen, err := watched(c, w, func() (err error) {
 			rep, err = rs.store.Delete(c.Context, rs.conn, o)
 			return err
 		})
 		if err != nil {
-			return err
+			return seen.failing(c, err)
 		}
-		return printReport(c, rep, "delete", printDeleted, watch{idle, during})
+		return printReport(c, rep, "delete", printDeleted, seen)
 	})
 }
 
@@ -132,7 +132,7 @@ func printReport(c *cli.Context, rep *runs.Report, key string, print func(*cli.C
 		for i, o := range rep.Runs {
 			phases[i] = bench.Phase{Phase: o.Phase, Bystander: w.during} // the whole command's window
 		}
-		doc := map[string]any{key: phases}
+		doc := map[string]any{key: phases, "kernel_log": w.kernel}
 		if w.idle != nil {
 			doc["bystander_idle"] = w.idle
 		}
@@ -146,8 +146,9 @@ func printReport(c *cli.Context, rep *runs.Report, key string, print func(*cli.C
 		if w.idle != nil {
 			fmt.Fprintf(c.App.Writer, "%s\n", bystander.Line(w.idle, w.during, "the "+key))
 		}
+		w.saysKernel(c)
 	}
-	err := rep.Err()
+	err := errors.Join(rep.Err(), w.complained(c))
 	if len(rep.Bad) > 0 {
 		// They may be runs of this namespace, untouched: say so in the
 		// exit status too.

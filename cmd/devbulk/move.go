@@ -24,7 +24,7 @@ func moveCommand() *cli.Command {
 			netnsFlag,
 			&cli.StringFlag{Name: "to", Usage: "the namespace to move them into: a `NAME`, a path or \"current\", as for --netns"},
 			&cli.StringFlag{Name: "strategy", Value: string(batch.MovePipelined), Usage: "how the requests reach the kernel: " + moveList()},
-			prefixChoice, kindChoice, notFoundOK, forceFlag("move"), workersFlag, bystanderFlag, jsonFlag, quietFlag,
+			prefixChoice, kindChoice, notFoundOK, forceFlag("move"), workersFlag, bystanderFlag, kernelNoiseFlag, jsonFlag, quietFlag,
 		},
 		Action: moveAction,
 	}
@@ -35,7 +35,7 @@ func moveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	by, err := bystanderOf(c, false)
+	w, err := watchingOf(c, false)
 	if err != nil {
 		return err
 	}
@@ -46,14 +46,14 @@ func moveAction(c *cli.Context) error {
 	return onRecorded(c, openStore, func(rs recorded) error {
 		o.NS = rs.ns
 		var rep *runs.Report
-		idle, during, err := watched(c, by, func() (err error) {
+		seen, err := watched(c, w, func() (err error) {
 			rep, err = rs.store.Move(c.Context, rs.conn, o)
 			return err
 		})
 		if err != nil {
-			return err
+			return seen.failing(c, err)
 		}
-		return printReport(c, rep, "move", printMoved, watch{idle, during})
+		return printReport(c, rep, "move", printMoved, seen)
 	})
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os/exec"
 	"strings"
 
@@ -18,7 +19,7 @@ func netnsCommand() *cli.Command {
 	series := &cli.StringFlag{Name: "series", Usage: "write the backlog time series to `FILE` (CSV)"}
 	profile := &cli.BoolFlag{Name: "profile", Usage: "break the cleanup worker's time down by pernet exit handler and RCU wait " +
 		"(function_graph, and the kernel's pernet list read from /proc/kcore; in devbulk vm, or where tracing is allowed)"}
-	common := []cli.Flag{profile, series, jsonFlag, svgFlag, quietFlag, explainFlag}
+	common := []cli.Flag{profile, series, kernelNoiseFlag, jsonFlag, svgFlag, quietFlag, explainFlag}
 	return &cli.Command{
 		Name:        "netns",
 		Usage:       "network-namespace creation and dismantle benchmarks, with the kernel's drain",
@@ -77,27 +78,11 @@ func churn(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	by, err := bystanderOf(c, o.CompareExec || o.ComparePayload != nil)
+	w, err := watchingOf(c, o.CompareExec || o.ComparePayload != nil)
 	if err != nil {
 		return err
 	}
-	if err := needNetAdmin(); err != nil {
-		return err
-	}
-	release, err := netnsbench.PrepareAll(&o.Payload, o.ComparePayload)
-	defer release()
-	if err != nil {
-		return err
-	}
-	var r *netnsbench.Report
-	idle, during, err := watched(c, by, func() (err error) {
-		r, err = netnsbench.Churn(c.Context, o)
-		return err
-	})
-	if r != nil {
-		r.BystanderIdle, r.Bystander = idle, during
-	}
-	return writeNetns(c, r, err)
+	return runNetns(c, w, &o.Payload, o.ComparePayload, func() (*netnsbench.Report, error) { return netnsbench.Churn(c.Context, o) })
 }
 
 func payloadFlag(value string) cli.Flag {
@@ -193,57 +178,83 @@ func sequential(c *cli.Context) error {
 	if err := netnsbench.CheckCount(n, 1); err != nil {
 		return usage(err)
 	}
-	if err := needNetAdmin(); err != nil {
-		return err
-	}
-	r, err := netnsbench.Sequential(c.Context, netnsbench.SequentialOptions{Count: n, Profile: c.Bool("profile"), Counter: counter(c)})
-	return writeNetns(c, r, err)
-}
-
-func netnsCreate(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	n, err := intFlag(c, "count", 1, netnsbench.MaxNamespaces)
+	w, err := watchingOf(c, false)
 	if err != nil {
 		return err
 	}
-	o := netnsbench.KeepOptions{Count: n, ExecStep: c.String("exec-step"), Counter: counter(c), MountDir: mountDir(), Profile: c.Bool("profile")}
-	if o.Payload, err = payloadOf(c); err != nil {
+	o := netnsbench.SequentialOptions{Count: n, Profile: c.Bool("profile"), Counter: counter(c)}
+	return runNetns(c, w, nil, nil, func() (*netnsbench.Report, error) { return netnsbench.Sequential(c.Context, o) })
+}
+
+func netnsCreate(c *cli.Context) error {
+	o, err := keepOptionsOf(c)
+	if err != nil {
 		return err
 	}
+	w, err := watchingOf(c, false)
+	if err != nil {
+		return err
+	}
+	return runNetns(c, w, &o.Payload, o.ComparePayload, func() (*netnsbench.Report, error) { return netnsbench.Keep(c.Context, o) })
+}
+
+// keepOptionsOf reads netns create's flags.
+func keepOptionsOf(c *cli.Context) (netnsbench.KeepOptions, error) {
+	o := netnsbench.KeepOptions{ExecStep: c.String("exec-step"), Counter: counter(c), MountDir: mountDir(), Profile: c.Bool("profile")}
+	if err := noArgs(c); err != nil {
+		return o, err
+	}
+	var err error
+	if o.Count, err = intFlag(c, "count", 1, netnsbench.MaxNamespaces); err != nil {
+		return o, err
+	}
+	if o.Payload, err = payloadOf(c); err != nil {
+		return o, err
+	}
 	if c.IsSet("step") {
-		if o.Step, err = intFlag(c, "step", 1, n); err != nil {
-			return err
+		if o.Step, err = intFlag(c, "step", 1, o.Count); err != nil {
+			return o, err
 		}
 	}
 	if o.Repeat, err = intFlag(c, "repeat", 1, netnsbench.MaxRepeat); err != nil {
-		return err
+		return o, err
 	}
 	if _, o.ComparePayload, err = compareOf(c, o.Payload); err != nil {
-		return err
+		return o, err
 	}
 	if err := o.Check(); err != nil {
-		return usage(err)
+		return o, usage(err)
 	}
+	return o, nil
+}
+
+// runNetns prepares the payloads (p and its comparison's; nil: none),
+// runs a netns scenario watched as w asks, and prints its report.
+func runNetns(c *cli.Context, w watching, p, compare *netnsbench.Payload, scenario func() (*netnsbench.Report, error)) error {
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	release, err := netnsbench.PrepareAll(&o.Payload, o.ComparePayload)
+	release, err := netnsbench.PrepareAll(p, compare)
 	defer release()
 	if err != nil {
 		return err
 	}
-	r, err := netnsbench.Keep(c.Context, o)
-	return writeNetns(c, r, err)
+	var r *netnsbench.Report
+	seen, err := watched(c, w, func() (err error) {
+		r, err = scenario()
+		return err
+	})
+	return writeNetns(c, r, seen, err)
 }
 
-// writeNetns prints what ran, even when the run failed.
-func writeNetns(c *cli.Context, r *netnsbench.Report, err error) error {
+// writeNetns prints what ran, with what was seen meanwhile, even when the
+// run failed.
+func writeNetns(c *cli.Context, r *netnsbench.Report, seen watch, err error) error {
 	clearProgress()
 	if r == nil || len(r.Runs) == 0 {
-		return err
+		return seen.failing(c, err)
 	}
+	r.KernelLog, r.BystanderIdle, r.Bystander = seen.kernel, seen.idle, seen.during
 	if path := c.String("series"); path != "" {
 		if werr := writeFile(path, r.WriteSeries); werr != nil && err == nil {
 			err = werr
@@ -259,5 +270,5 @@ func writeNetns(c *cli.Context, r *netnsbench.Report, err error) error {
 	if werr == nil {
 		werr = writeSVG(c, r)
 	}
-	return firstSaying(err, werr)
+	return errors.Join(firstSaying(err, werr), seen.complained(c))
 }
