@@ -8,6 +8,7 @@ import (
 
 	"github.com/devbulk/devbulk/bisect"
 	"github.com/devbulk/devbulk/kbuild"
+	"github.com/devbulk/devbulk/kernlog"
 	"github.com/devbulk/devbulk/vm"
 )
 
@@ -18,6 +19,10 @@ type Measurer struct {
 	// Kernel finds the kernel a spec names: fetched, found, or built from
 	// source (vm.FindBuilding).
 	Kernel func(ctx context.Context, spec string) (*vm.Kernel, error)
+	// Complained, when set, is told what the kernel complained of during a
+	// boot (its findings): a bisection decides by figures, and says these
+	// beside its answer.
+	Complained func(spec string, findings []kernlog.Finding)
 }
 
 // Measure boots the kernel spec names and runs the scenario there, within
@@ -43,6 +48,11 @@ func (m Measurer) Measure(ctx context.Context, spec string, timeout time.Duratio
 		return nil, err
 	case len(r.Scenarios) != 1:
 		return nil, fmt.Errorf("%w: no results", bisect.ErrNoBoot)
+	}
+	if f := r.Scenarios[0].Findings; len(f) > 0 && m.Complained != nil {
+		m.Complained(spec, f)
+	}
+	switch {
 	case r.Scenarios[0].Skip != "" || r.Scenarios[0].Error != "":
 		return nil, fmt.Errorf("%w: %s%s", bisect.ErrNoBoot, r.Scenarios[0].Skip, r.Scenarios[0].Error)
 	}

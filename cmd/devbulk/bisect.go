@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/devbulk/devbulk/bisect"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/kbuild"
+	"github.com/devbulk/devbulk/kernlog"
 	"github.com/devbulk/devbulk/vm"
 )
 
@@ -76,11 +78,14 @@ func runBisect(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "devbulk: resuming the bisection logged in %s: %d boots measured\n", b.log, n)
 	}
 	b.opts.Progress = progress(c)
-	r, runErr := bisect.Run(c.Context, check.Measurer{Scenario: b.scenario, Kernel: func(_ context.Context, spec string) (*vm.Kernel, error) { return findKernel(c, spec) }}, b.opts)
+	var complaints []bootComplaints
+	m := check.Measurer{Scenario: b.scenario, Kernel: func(_ context.Context, spec string) (*vm.Kernel, error) { return findKernel(c, spec) },
+		Complained: func(spec string, f []kernlog.Finding) { complaints = append(complaints, bootComplaints{spec, f}) }}
+	r, runErr := bisect.Run(c.Context, m, b.opts)
 	if r == nil {
 		return runErr
 	}
-	if err := printBisect(c, b, r); err != nil || runErr != nil {
+	if err := printBisect(c, b, r, complaints); err != nil || runErr != nil {
 		return errors.Join(runErr, err)
 	}
 	if r.Found && !r.Confirmed {
@@ -104,10 +109,27 @@ type bisectDoc struct {
 	// FirstBadCommit names the first bad commit of a source's history:
 	// its id, subject and author.
 	FirstBadCommit string `json:"first_bad_commit,omitempty"`
+	// Complaints are the kernel's complaints during this command's boots,
+	// by boot: the search decides by figures, and says these beside them.
+	Complaints []bootComplaints `json:"kernel_complaints,omitempty"`
 }
 
-func newBisectDoc(r *bisect.Result, scenario string) bisectDoc {
-	doc := bisectDoc{Result: r, Scenario: scenario, Words: r.Words(scenario)}
+// bootComplaints is what the kernel complained of during one boot.
+type bootComplaints struct {
+	Spec     string            `json:"spec"`
+	Findings []kernlog.Finding `json:"findings"`
+}
+
+// write says the complaints after the bisection's report.
+func (b bootComplaints) write(w io.Writer, prefix string) {
+	fmt.Fprintf(w, "%sthe kernel complained %d times during a boot of %s (not part of the verdict):\n", prefix, len(b.Findings), b.Spec)
+	for _, f := range b.Findings {
+		f.Write(w, prefix+"  ")
+	}
+}
+
+func newBisectDoc(r *bisect.Result, scenario string, complaints []bootComplaints) bisectDoc {
+	doc := bisectDoc{Result: r, Scenario: scenario, Words: r.Words(scenario), Complaints: complaints}
 	if r.Found {
 		doc.LastGoodAt, doc.FirstBadAt = &r.LastGood, &r.FirstBad
 		doc.LastGood, doc.FirstBad = r.Specs[r.LastGood], r.Specs[r.FirstBad]
@@ -116,19 +138,25 @@ func newBisectDoc(r *bisect.Result, scenario string) bisectDoc {
 	return doc
 }
 
-func printBisect(c *cli.Context, b *bisection, r *bisect.Result) error {
-	doc := newBisectDoc(r, b.scenario.Name)
+func printBisect(c *cli.Context, b *bisection, r *bisect.Result, complaints []bootComplaints) error {
+	doc := newBisectDoc(r, b.scenario.Name, complaints)
 	var err error
 	switch b.format {
 	case "json":
 		err = json.NewEncoder(c.App.Writer).Encode(doc)
 	case "ktap":
 		err = r.WriteKTAP(c.App.Writer, b.scenario.Name)
+		for _, k := range complaints {
+			k.write(c.App.Writer, "# ")
+		}
 	default:
 		if doc.FirstBadCommit != "" {
 			fmt.Fprintf(c.App.Writer, "first bad commit: %s\n", doc.FirstBadCommit)
 		}
 		err = r.WriteReport(c.App.Writer, b.scenario.Name, reproduce(b, r))
+		for _, k := range complaints {
+			k.write(c.App.Writer, "")
+		}
 	}
 	return firstSaying(err, writeSVG(c, doc))
 }
