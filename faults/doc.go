@@ -1,11 +1,11 @@
 // Package faults injects faults into devbulk's own requests, as syzkaller
 // does, and checks what the kernel and devbulk do with them: for one path
-// (a create, a group delete), it sets fail-nth for the thread that sends
+// (a create, a group delete, a move), it sets fail-nth for the thread that sends
 // the request (nlbatch.Fault) and sweeps N = 1, 2, … until the request runs
 // whole without a fault. Each step has two verdicts:
 //
 //   - the kernel's: everything the step made can still be freed (its
-//     throwaway namespace is freed within a deadline, so no device in it
+//     throwaway namespaces are freed within a deadline, so no device in them
 //     is waiting to become free), and no complaint in its log (kernlog);
 //   - devbulk's: the request's error is reported, a device that exists
 //     is in a record (runs), and devbulk's own delete finishes the run.

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -18,22 +19,27 @@ import (
 	"github.com/devbulk/devbulk/runs"
 )
 
-// Path is a request a sweep fails: the create of a run, or its group
-// delete.
+// Path is a request a sweep fails: the create of a run, its group delete,
+// or its move into another namespace (by group; pipelined for a kind with
+// lower devices, which share the run's group).
 type Path string
 
 const (
 	Create Path = "create"
 	Delete Path = "delete"
+	Move   Path = "move"
 )
 
-// Paths are the paths a sweep takes.
-var Paths = []Path{Create, Delete}
+// Paths are the paths a sweep takes. A namespace's release is not one:
+// the kernel frees a namespace in its cleanup worker, not in the thread
+// that let go of it, and fail-nth fails the calling thread's allocations
+// only.
+var Paths = []Path{Create, Delete, Move}
 
 // request is the netlink message type of the path's request: the fault
 // goes into the first datagram that carries one (for a kind with lower
 // devices, the create's is the lower devices').
-var request = map[Path]uint16{Create: unix.RTM_NEWLINK, Delete: unix.RTM_DELLINK}
+var request = map[Path]uint16{Create: unix.RTM_NEWLINK, Delete: unix.RTM_DELLINK, Move: unix.RTM_NEWLINK}
 
 // Options describe a sweep.
 type Options struct {
@@ -134,39 +140,13 @@ func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st
 	w := kernlog.Watch(o.Noise)
 	w.Phase(fmt.Sprintf("%s with fail-nth %d", p, n))
 	defer func() { st.Findings, st.Site = split(w.Stop().Findings) }()
-	d, err := namespace.NewDedicated()
+	spaces, err := stepSpaces(p)
 	if err != nil {
-		st.Devbulk = err.Error()
-		return st
-	}
-	conn, err := nlbatch.Dial(d.NS.Handle, nlbatch.Options{})
-	if err != nil {
-		d.Release()
-		st.Devbulk = err.Error()
-		return st
-	}
-	d.Hold(conn)
-	// The namespace's own devices (lo, and a tunnel module's fallback
-	// device: ipip's tunl0, gre's gre0) are the kernel's, not the run's.
-	own, err := devicesIn(conn, nil)
-	if err != nil {
-		d.Release()
 		st.Devbulk = err.Error()
 		return st
 	}
 	f := &nlbatch.Fault{Type: request[p], N: n}
-	if p == Create {
-		conn.InjectFault(f)
-	}
-	co := batch.CreateOptions{Kind: o.Kind, Lower: o.Lower, Devices: devices.Options{Count: o.Count, Prefix: "dbf"}, Strategy: batch.CreatePipelined, NS: d.NS}
-	_, _, err = store.Create(ctx, conn, co)
-	switch {
-	case p == Delete && err != nil: // no fault yet: the step cannot be judged
-		st.Devbulk = "creating the run the fault's delete is for: " + err.Error()
-	case p == Delete:
-		conn.InjectFault(f)
-		_, err = store.Delete(ctx, conn, runs.DeleteOptions{NS: d.NS, Strategy: batch.DeleteGroup})
-	}
+	err = o.faulted(ctx, store, p, f, spaces)
 	st.Injected = f.Injected
 	if f.Err != nil {
 		st.Devbulk = "fail-nth: " + f.Err.Error()
@@ -174,69 +154,162 @@ func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st
 	if err != nil {
 		st.Error = err.Error()
 	}
-	if v := recordTrue(store, conn, own); v != "" && st.Devbulk == "" {
+	if errors.Is(err, errNoRun) {
+		st.Devbulk = err.Error()
+	}
+	if v := recordTrue(store, spaces); v != "" && st.Devbulk == "" {
 		st.Devbulk = v
 	}
-	if v := finish(ctx, store, conn, d.NS, own); v != "" && st.Devbulk == "" {
+	if v := finish(ctx, store, spaces); v != "" && st.Devbulk == "" {
 		st.Devbulk = v
 	}
-	w.Phase(fmt.Sprintf("after %s with fail-nth %d (the namespace's release)", p, n))
-	if err := d.ReleaseAndWait(freeDeadline); err != nil {
-		st.Kernel = fmt.Sprintf("the step's namespace was not freed in %s: %v", freeDeadline, err)
+	w.Phase(fmt.Sprintf("after %s with fail-nth %d (the namespaces' release)", p, n))
+	for _, s := range spaces {
+		if err := s.d.ReleaseAndWait(freeDeadline); err != nil && st.Kernel == "" {
+			st.Kernel = fmt.Sprintf("the step's namespace was not freed in %s: %v", freeDeadline, err)
+		}
 	}
 	return st
 }
 
-// recordTrue checks devbulk's promise after the faulted request: a device
-// of the run that exists is in a record. The throwaway namespace holds
-// only the run's devices, and its own.
-func recordTrue(store *runs.Store, conn *nlbatch.Conn, own []string) string {
-	left, err := devicesIn(conn, own)
-	if err != nil {
-		return err.Error()
+// errNoRun is a delete or move step whose unfaulted create failed: no
+// fault was injected, and the step cannot be judged.
+var errNoRun = errors.New("creating the run the fault's request is for")
+
+// faulted makes the run and sends path p's request with fault f: into the
+// create itself, or into the delete or the move of the run just made.
+func (o Options) faulted(ctx context.Context, store *runs.Store, p Path, f *nlbatch.Fault, spaces []*space) error {
+	from := spaces[0]
+	if p == Create {
+		from.conn.InjectFault(f)
 	}
+	co := batch.CreateOptions{Kind: o.Kind, Lower: o.Lower, Devices: devices.Options{Count: o.Count, Prefix: "dbf"}, Strategy: batch.CreatePipelined, NS: from.d.NS}
+	_, _, err := store.Create(ctx, from.conn, co)
+	switch {
+	case p == Create:
+		return err
+	case err != nil:
+		return fmt.Errorf("%w: %v", errNoRun, err)
+	}
+	from.conn.InjectFault(f)
+	if p == Delete {
+		_, err = store.Delete(ctx, from.conn, runs.DeleteOptions{NS: from.d.NS, Strategy: batch.DeleteGroup})
+		return err
+	}
+	strategy := batch.MoveGroup
+	if o.Kind.NeedsLower {
+		strategy = batch.MovePipelined
+	}
+	_, err = store.Move(ctx, from.conn, runs.MoveOptions{NS: from.d.NS, To: spaces[1].d.NS, Strategy: strategy})
+	return err
+}
+
+// space is a step's throwaway namespace, a socket there, and the devices
+// the kernel put there itself (lo, and a tunnel module's fallback device:
+// ipip's tunl0, gre's gre0), which are not the run's.
+type space struct {
+	d    *namespace.Dedicated
+	conn *nlbatch.Conn
+	own  []string
+}
+
+// stepSpaces makes a step's namespaces: one, and the one a move goes to.
+func stepSpaces(p Path) ([]*space, error) {
+	n := 1
+	if p == Move {
+		n = 2
+	}
+	var spaces []*space
+	for range n {
+		s, err := newSpace()
+		if err != nil {
+			for _, s := range spaces {
+				s.d.Release()
+			}
+			return nil, err
+		}
+		spaces = append(spaces, s)
+	}
+	return spaces, nil
+}
+
+func newSpace() (*space, error) {
+	d, err := namespace.NewDedicated()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := nlbatch.Dial(d.NS.Handle, nlbatch.Options{})
+	if err != nil {
+		d.Release()
+		return nil, err
+	}
+	d.Hold(conn)
+	s := &space{d: d, conn: conn}
+	if s.own, err = s.devices(); err != nil {
+		d.Release()
+		return nil, err
+	}
+	return s, nil
+}
+
+// recordTrue checks devbulk's promise after the faulted request: a device
+// of the run that exists is in a record. The throwaway namespaces hold
+// only the run's devices, and their own.
+func recordTrue(store *runs.Store, spaces []*space) string {
 	recs, _, err := store.Load()
 	if err != nil {
 		return err.Error()
 	}
-	if len(left) > 0 && len(recs) == 0 {
-		return fmt.Sprintf("%d devices left (%s…) and no record of them", len(left), left[0])
+	for _, s := range spaces {
+		left, err := s.devices()
+		if err != nil {
+			return err.Error()
+		}
+		if len(left) > 0 && len(recs) == 0 {
+			return fmt.Sprintf("%d devices left (%s…) and no record of them", len(left), left[0])
+		}
 	}
 	return ""
 }
 
-// finish deletes what the run left, as a user would (devbulk delete), and
-// checks that nothing is left, devices or records.
-func finish(ctx context.Context, store *runs.Store, conn *nlbatch.Conn, ns namespace.NS, own []string) string {
-	recs, _, err := store.Load()
-	if err != nil {
-		return err.Error()
-	}
-	if len(recs) > 0 {
-		if _, err := store.Delete(ctx, conn, runs.DeleteOptions{NS: ns, Strategy: batch.DeleteGroup}); err != nil {
+// finish deletes what the run left, as a user would (devbulk delete in
+// each namespace), and checks that nothing is left, devices or records.
+func finish(ctx context.Context, store *runs.Store, spaces []*space) string {
+	for _, s := range spaces {
+		recs, _, err := store.Load()
+		if err != nil {
+			return err.Error()
+		}
+		if len(recs) == 0 {
+			break
+		}
+		_, err = store.Delete(ctx, s.conn, runs.DeleteOptions{NS: s.d.NS, Strategy: batch.DeleteGroup})
+		if err != nil {
 			return "devbulk delete after the fault: " + err.Error()
 		}
 	}
-	left, err := devicesIn(conn, own)
-	if err != nil {
-		return err.Error()
-	}
-	if recs, _, _ = store.Load(); len(left) > 0 || len(recs) > 0 {
-		return fmt.Sprintf("after devbulk delete: %d devices and %d records left", len(left), len(recs))
+	recs, _, _ := store.Load()
+	for _, s := range spaces {
+		left, err := s.devices()
+		if err != nil {
+			return err.Error()
+		}
+		if len(left) > 0 || len(recs) > 0 {
+			return fmt.Sprintf("after devbulk delete: %d devices and %d records left", len(left), len(recs))
+		}
 	}
 	return ""
 }
 
-// devicesIn names the devices of the throwaway namespace but those of
-// except.
-func devicesIn(conn *nlbatch.Conn, except []string) ([]string, error) {
-	links, err := conn.Links()
+// devices names the namespace's devices but its own.
+func (s *space) devices() ([]string, error) {
+	links, err := s.conn.Links()
 	if err != nil {
 		return nil, fmt.Errorf("listing the step's devices: %w", err)
 	}
 	var names []string
 	for _, l := range links {
-		if !slices.Contains(except, l.Name) {
+		if !slices.Contains(s.own, l.Name) {
 			names = append(names, l.Name)
 		}
 	}

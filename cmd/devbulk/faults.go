@@ -22,7 +22,7 @@ func faultsCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "kind", Value: "dummy", Usage: "the kind of the run's devices"},
 			&cli.StringFlag{Name: "count", Value: "2", Usage: "devices a run (1..100): the request carries them all"},
-			&cli.StringFlag{Name: "path", Value: "create,delete", Usage: "the requests to fail: `P[,P..]` of create, delete (the group delete)"},
+			&cli.StringFlag{Name: "path", Value: "create,delete,move", Usage: "the requests to fail: `P[,P..]` of create, delete (the group delete), move (into a second namespace: by group, pipelined for kinds with lower devices)"},
 			&cli.StringFlag{Name: "max-n", Value: "2000", Usage: "the most fault points swept a path (1..100000)"},
 			kernelNoiseFlag, jsonFlag, quietFlag,
 		},
@@ -74,7 +74,7 @@ func faultsOptionsOf(c *cli.Context) (faults.Options, error) {
 	}
 	for _, p := range strings.Split(c.String("path"), ",") {
 		if !slices.Contains(faults.Paths, faults.Path(p)) || slices.Contains(o.Paths, faults.Path(p)) {
-			return o, usagef("--path %q: %q is not a new path of create, delete", c.String("path"), p)
+			return o, usagef("--path %q: %q is not a new path of create, delete, move", c.String("path"), p)
 		}
 		o.Paths = append(o.Paths, faults.Path(p))
 	}
