@@ -20,8 +20,7 @@ import (
 )
 
 // Path is a request a sweep fails: the create of a run, its group delete,
-// or its move into another namespace (by group; pipelined for a kind with
-// lower devices, which share the run's group).
+// or its group move into another namespace.
 type Path string
 
 const (
@@ -35,6 +34,16 @@ const (
 // that let go of it, and fail-nth fails the calling thread's allocations
 // only.
 var Paths = []Path{Create, Delete, Move}
+
+// PathsFor are the paths a sweep of kind k can take: not a move of a kind
+// the kernel keeps in its namespace (bridge), nor of one with lower
+// devices (devbulk does not move a run whose lower devices would stay).
+func PathsFor(k *devices.Kind) []Path {
+	if k.NetnsLocal || k.NeedsLower {
+		return []Path{Create, Delete}
+	}
+	return Paths
+}
 
 // request is the netlink message type of the path's request: the fault
 // goes into the first datagram that carries one (for a kind with lower
@@ -154,8 +163,11 @@ func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st
 	if err != nil {
 		st.Error = err.Error()
 	}
-	if errors.Is(err, errNoRun) {
+	switch {
+	case errors.Is(err, errNoRun):
 		st.Devbulk = err.Error()
+	case err != nil && !f.Injected && st.Devbulk == "":
+		st.Devbulk = "the request failed with no fault injected"
 	}
 	if v := recordTrue(store, spaces); v != "" && st.Devbulk == "" {
 		st.Devbulk = v
@@ -192,15 +204,21 @@ func (o Options) faulted(ctx context.Context, store *runs.Store, p Path, f *nlba
 		return fmt.Errorf("%w: %v", errNoRun, err)
 	}
 	from.conn.InjectFault(f)
+	var rep *runs.Report
 	if p == Delete {
-		_, err = store.Delete(ctx, from.conn, runs.DeleteOptions{NS: from.d.NS, Strategy: batch.DeleteGroup})
-		return err
+		rep, err = store.Delete(ctx, from.conn, runs.DeleteOptions{NS: from.d.NS, Strategy: batch.DeleteGroup})
+	} else {
+		rep, err = store.Move(ctx, from.conn, runs.MoveOptions{NS: from.d.NS, To: spaces[1].d.NS, Strategy: batch.MoveGroup})
 	}
-	strategy := batch.MoveGroup
-	if o.Kind.NeedsLower {
-		strategy = batch.MovePipelined
+	return runsErr(rep, err)
+}
+
+// runsErr is a delete's or a move's error: its own, or its runs' (a run's
+// failure is in the report, as devbulk delete says it).
+func runsErr(rep *runs.Report, err error) error {
+	if err == nil && rep != nil {
+		return rep.Err()
 	}
-	_, err = store.Move(ctx, from.conn, runs.MoveOptions{NS: from.d.NS, To: spaces[1].d.NS, Strategy: strategy})
 	return err
 }
 
@@ -253,8 +271,8 @@ func newSpace() (*space, error) {
 }
 
 // recordTrue checks devbulk's promise after the faulted request: a device
-// of the run that exists is in a record. The throwaway namespaces hold
-// only the run's devices, and their own.
+// of the run that exists is in a record of its namespace. The throwaway
+// namespaces hold only the run's devices, and their own.
 func recordTrue(store *runs.Store, spaces []*space) string {
 	recs, _, err := store.Load()
 	if err != nil {
@@ -265,8 +283,9 @@ func recordTrue(store *runs.Store, spaces []*space) string {
 		if err != nil {
 			return err.Error()
 		}
-		if len(left) > 0 && len(recs) == 0 {
-			return fmt.Sprintf("%d devices left (%s…) and no record of them", len(left), left[0])
+		recorded := slices.ContainsFunc(recs, func(r *runs.Record) bool { return r.Touches(s.d.NS.ID) })
+		if len(left) > 0 && !recorded {
+			return fmt.Sprintf("%d devices left (%s…) in a namespace no record names", len(left), left[0])
 		}
 	}
 	return ""
@@ -283,8 +302,8 @@ func finish(ctx context.Context, store *runs.Store, spaces []*space) string {
 		if len(recs) == 0 {
 			break
 		}
-		_, err = store.Delete(ctx, s.conn, runs.DeleteOptions{NS: s.d.NS, Strategy: batch.DeleteGroup})
-		if err != nil {
+		rep, err := store.Delete(ctx, s.conn, runs.DeleteOptions{NS: s.d.NS, Strategy: batch.DeleteGroup})
+		if err := runsErr(rep, err); err != nil {
 			return "devbulk delete after the fault: " + err.Error()
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/check"
@@ -186,7 +187,7 @@ func runBench(c *cli.Context, o bench.Options) error {
 		err = firstSaying(err, werr)
 	}
 	if n := report.Complaints(); err == nil && n > 0 {
-		return &exitError{exitFailed, fmt.Errorf("the kernel complained %d times during the bench: findings in the report's kernel log", n)}
+		return &exitError{exitFailed, fmt.Errorf("the kernel complained %s during the bench: findings in the report's kernel log", devbulk.Plural(n, "time"))}
 	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/bisect"
 	"github.com/devbulk/devbulk/check"
 	"github.com/devbulk/devbulk/kbuild"
@@ -122,7 +123,7 @@ type bootComplaints struct {
 
 // write says the complaints after the bisection's report.
 func (b bootComplaints) write(w io.Writer, prefix string) {
-	fmt.Fprintf(w, "%sthe kernel complained %d times during a boot of %s (not part of the verdict):\n", prefix, len(b.Findings), b.Spec)
+	fmt.Fprintf(w, "%sthe kernel complained %s during a boot of %s (not part of the verdict):\n", prefix, devbulk.Plural(len(b.Findings), "time"), b.Spec)
 	for _, f := range b.Findings {
 		f.Write(w, prefix+"  ")
 	}
@@ -156,6 +157,9 @@ func printBisect(c *cli.Context, b *bisection, r *bisect.Result, complaints []bo
 		err = r.WriteReport(c.App.Writer, b.scenario.Name, reproduce(b, r))
 		for _, k := range complaints {
 			k.write(c.App.Writer, "")
+		}
+		if n := b.opts.Log.Resumed(); n > 0 {
+			fmt.Fprintf(c.App.Writer, "the kernel's complaints during the %s resumed from the log are not known (the log keeps figures)\n", devbulk.Plural(n, "boot"))
 		}
 	}
 	return firstSaying(err, writeSVG(c, doc))

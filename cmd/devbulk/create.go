@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -130,7 +129,7 @@ func printCreated(c *cli.Context, p bench.Phase, rec *runs.Record, seen watch) e
 			Idle      *bystander.Stats `json:"bystander_idle,omitempty"`
 			KernelLog *kernlog.Summary `json:"kernel_log"`
 		}{p, rec, seen.idle, seen.kernel})
-		return errors.Join(err, seen.complained(c))
+		return seen.verdict(c, err)
 	}
 	fmt.Fprintf(c.App.Writer, "created %d %s links %s..%s in netns %s (group %d) in %s: %.3f ms/device\n",
 		len(rec.Links), rec.Kind, rec.Links[0].Name, rec.Links[len(rec.Links)-1].Name, rec.Netns, rec.Group,
@@ -141,6 +140,6 @@ func printCreated(c *cli.Context, p bench.Phase, rec *runs.Record, seen watch) e
 	if seen.idle != nil {
 		fmt.Fprintf(c.App.Writer, "  %s\n", bystander.Line(seen.idle, p.Bystander, "the create"))
 	}
-	seen.saysKernel(c)
-	return seen.complained(c)
+	seen.saysKernel(c.App.Writer)
+	return seen.verdict(c, nil)
 }

@@ -121,11 +121,7 @@ func printReport(c *cli.Context, rep *runs.Report, key string, print func(*cli.C
 	warnBad(c, rep.BadElsewhere)
 	warnBad(c, rep.Bad)
 	if len(rep.Runs) == 0 {
-		printNoneMatched(c, rep.Unmatched)
-		if (c.String("prefix") != "" || c.String("kind") != "") && !c.Bool("ignore-not-found") {
-			return &exitError{exitFailed, errSilent} // a typo is not a success
-		}
-		return nil
+		return noneMatched(c, rep.Unmatched, w)
 	}
 	if c.Bool("json") {
 		phases := make([]bench.Phase, len(rep.Runs))
@@ -146,15 +142,27 @@ func printReport(c *cli.Context, rep *runs.Report, key string, print func(*cli.C
 		if w.idle != nil {
 			fmt.Fprintf(c.App.Writer, "%s\n", bystander.Line(w.idle, w.during, "the "+key))
 		}
-		w.saysKernel(c)
+		w.saysKernel(c.App.Writer)
 	}
-	err := errors.Join(rep.Err(), w.complained(c))
+	err := rep.Err()
 	if len(rep.Bad) > 0 {
 		// They may be runs of this namespace, untouched: say so in the
 		// exit status too.
 		err = errors.Join(err, fmt.Errorf("%d malformed records that may be of this namespace ignored, their devices not %sd (see above)", len(rep.Bad), key))
 	}
-	return err
+	return w.verdict(c, err)
+}
+
+// noneMatched says that no run was deleted or moved, and why, with what
+// the kernel complained of meanwhile; a selection that matched nothing is
+// exit 1 unless --ignore-not-found.
+func noneMatched(c *cli.Context, unmatched []*runs.Record, w watch) error {
+	printNoneMatched(c, unmatched)
+	w.saysKernel(c.App.ErrWriter)
+	if (c.String("prefix") != "" || c.String("kind") != "") && !c.Bool("ignore-not-found") {
+		return w.verdict(c, &exitError{exitFailed, errSilent}) // a typo is not a success
+	}
+	return w.verdict(c, nil)
 }
 
 // printNoneMatched says that no run was deleted, and why: none recorded in

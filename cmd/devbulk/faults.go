@@ -7,22 +7,24 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/devbulk/devbulk"
+	"github.com/devbulk/devbulk/devices"
 	"github.com/devbulk/devbulk/faults"
 )
 
 func faultsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "faults",
-		Usage: "inject a fault into each allocation of devbulk's create and group delete requests, one at a time (fail-nth), and check the kernel and devbulk after each",
+		Usage: "inject a fault into each allocation of devbulk's create, group delete and group move requests, one at a time (fail-nth), and check the kernel and devbulk after each",
 		Description: "In devbulk's VM only, on a kernel with fault injection (devbulk's kernel from source has it):\n" +
 			"devbulk vm --kernel 'src:TREE' -- faults --kind dummy. For each path, N = 1, 2, ... until the request runs\n" +
 			"whole: the kernel fails the Nth fault point of the request; then devbulk's own delete must finish the run,\n" +
-			"every device left must have been in a record, the step's namespace must be freed, and the kernel must not\n" +
+			"every device left must have been in a record, the step's namespaces must be freed, and the kernel must not\n" +
 			"complain (docs/findings.md). Exit 1 when a step broke one of these.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "kind", Value: "dummy", Usage: "the kind of the run's devices"},
 			&cli.StringFlag{Name: "count", Value: "2", Usage: "devices a run (1..100): the request carries them all"},
-			&cli.StringFlag{Name: "path", Value: "create,delete,move", Usage: "the requests to fail: `P[,P..]` of create, delete (the group delete), move (into a second namespace: by group, pipelined for kinds with lower devices)"},
+			&cli.StringFlag{Name: "path", Usage: "the requests to fail: `P[,P..]` of create, delete (the group delete), move (the group move into a second namespace; not for bridge, vlan, macvlan) (default: every one the kind can take)"},
 			&cli.StringFlag{Name: "max-n", Value: "2000", Usage: "the most fault points swept a path (1..100000)"},
 			kernelNoiseFlag, jsonFlag, quietFlag,
 		},
@@ -72,12 +74,29 @@ func faultsOptionsOf(c *cli.Context) (faults.Options, error) {
 	if o.MaxN, err = intFlag(c, "max-n", 1, 100000); err != nil {
 		return o, err
 	}
-	for _, p := range strings.Split(c.String("path"), ",") {
-		if !slices.Contains(faults.Paths, faults.Path(p)) || slices.Contains(o.Paths, faults.Path(p)) {
-			return o, usagef("--path %q: %q is not a new path of create, delete, move", c.String("path"), p)
-		}
-		o.Paths = append(o.Paths, faults.Path(p))
+	if o.Paths, err = faultPaths(c, o.Kind); err != nil {
+		return o, err
 	}
 	o.Noise, err = kernelNoise(c)
 	return o, err
+}
+
+// faultPaths reads --path: by default every path the kind can take.
+func faultPaths(c *cli.Context, k *devices.Kind) ([]faults.Path, error) {
+	can := faults.PathsFor(k)
+	if !c.IsSet("path") {
+		return can, nil
+	}
+	var paths []faults.Path
+	for _, p := range strings.Split(c.String("path"), ",") {
+		switch path := faults.Path(p); {
+		case !slices.Contains(faults.Paths, path) || slices.Contains(paths, path):
+			return nil, usagef("--path %q: %q is not a new path of create, delete, move", c.String("path"), p)
+		case !slices.Contains(can, path):
+			return nil, devbulk.NotSupported("--path %s: devbulk does not move a run of %s (the kernel keeps a bridge in its namespace; a run's lower devices would stay behind)", p, k.Name)
+		default:
+			paths = append(paths, path)
+		}
+	}
+	return paths, nil
 }

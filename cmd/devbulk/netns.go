@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"os/exec"
 	"strings"
 
@@ -234,13 +233,13 @@ func runNetns(c *cli.Context, w watching, p, compare *netnsbench.Payload, scenar
 	if err := needNetAdmin(); err != nil {
 		return err
 	}
-	release, err := netnsbench.PrepareAll(p, compare)
-	defer release()
-	if err != nil {
-		return err
-	}
 	var r *netnsbench.Report
-	seen, err := watched(c, w, func() (err error) {
+	seen, err := watched(c, w, func() error {
+		release, err := netnsbench.PrepareAll(p, compare) // loading ip_vs, watched too
+		defer release()
+		if err != nil {
+			return err
+		}
 		r, err = scenario()
 		return err
 	})
@@ -270,5 +269,5 @@ func writeNetns(c *cli.Context, r *netnsbench.Report, seen watch, err error) err
 	if werr == nil {
 		werr = writeSVG(c, r)
 	}
-	return errors.Join(firstSaying(err, werr), seen.complained(c))
+	return seen.verdict(c, firstSaying(err, werr))
 }

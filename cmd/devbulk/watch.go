@@ -1,12 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/bystander"
 	"github.com/devbulk/devbulk/kernlog"
 )
@@ -80,27 +81,34 @@ func watched(c *cli.Context, w watching, work func() error) (seen watch, err err
 }
 
 // saysKernel prints the kernel's complaints during a command that prints
-// no report of its own, when it has any (or could not read the log);
+// no report of its own, when it has any (or could not read the log), to w;
 // a clean log is said in the JSON document only.
-func (w watch) saysKernel(c *cli.Context) {
-	if s := w.kernel; s != nil && (len(s.Findings) > 0 || s.Unread != "") {
-		s.Write(c.App.Writer)
+func (seen watch) saysKernel(w io.Writer) {
+	if s := seen.kernel; s != nil && (len(s.Findings) > 0 || s.Unread != "") {
+		s.Write(w)
 	}
 }
 
-// complained says that the kernel complained during the command (its
-// findings printed, or in the JSON document): the command exits 1, as a
-// failed check does; nil when it did not.
-func (w watch) complained(c *cli.Context) error {
-	if w.kernel == nil || len(w.kernel.Findings) == 0 {
-		return nil
+// verdict is the command's error, err, or, when it has none and the kernel
+// complained meanwhile, that: exit 1, as a failed check. A complaint
+// behind an error of the command's own is said on stderr, where the
+// error's own exit code (a refusal's, an interruption's) is kept.
+func (seen watch) verdict(c *cli.Context, err error) error {
+	if seen.kernel == nil || len(seen.kernel.Findings) == 0 {
+		return err
 	}
-	return fmt.Errorf("the kernel complained %d times during the %s: findings in its kernel log", len(w.kernel.Findings), c.Command.FullName())
+	complained := fmt.Errorf("the kernel complained %s during the %s: findings in its kernel log", devbulk.Plural(len(seen.kernel.Findings), "time"), c.Command.FullName())
+	if err == nil {
+		return complained
+	}
+	fmt.Fprintf(c.App.ErrWriter, "devbulk: %v\n", complained)
+	return err
 }
 
-// failing is a command's error when its work failed: the kernel's
-// complaints meanwhile are said too, never dropped with the report.
-func (w watch) failing(c *cli.Context, err error) error {
-	w.saysKernel(c)
-	return errors.Join(err, w.complained(c))
+// failing is a command's error when its work failed, before any report:
+// the kernel's complaints meanwhile are said on stderr (stdout may be a
+// JSON document's), never dropped.
+func (seen watch) failing(c *cli.Context, err error) error {
+	seen.saysKernel(c.App.ErrWriter)
+	return seen.verdict(c, err)
 }
