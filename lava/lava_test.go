@@ -298,7 +298,9 @@ func TestReadSaved(t *testing.T) {
 	if saved, err := ReadSaved(path); err != nil || saved.Matrix == nil || saved.Run != nil {
 		t.Errorf("matrix: %+v, %v", saved, err)
 	}
-	if _, err := ReadSaved("/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than 256 MiB") {
+	defer func(was int) { maxSaved = was }(maxSaved)
+	maxSaved = 1 << 20
+	if _, err := ReadSaved("/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
 		t.Errorf("/dev/zero: %v", err)
 	}
 }
