@@ -168,11 +168,12 @@ func TestVMSourceLAVAJob(t *testing.T) {
 }
 
 // devbulk's kernel from source injects faults: the sweep of 3 dummies'
-// create and group delete fails every fault point of each request in turn
-// (a fault in the middle of the batch: some devices made, one not), until
-// the request runs whole. After each step devbulk's delete finished the run
-// (nothing left, no record), every device left had been in a record, the
-// step's namespace was freed, and the kernel did not complain.
+// create, group delete and group move fails every fault point of each
+// request in turn (a fault in the middle of the batch: some devices made,
+// one not), until the request runs whole. After each step devbulk's delete
+// finished the run (nothing left, no record), every device left had been in
+// a record, the step's namespaces were freed, and the kernel complained of
+// nothing but what 6.1.192 is known to (knownComplaints).
 func TestVMSourceFaultSweep(t *testing.T) {
 	tree := sourceHistory(t)
 	besideOthers(t)
@@ -181,6 +182,7 @@ func TestVMSourceFaultSweep(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("exit %d, no report (%v)\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
+	complaints := 0
 	for _, p := range faults.Paths {
 		injected, errs := 0, 0
 		var last *faults.Step
@@ -195,21 +197,38 @@ func TestVMSourceFaultSweep(t *testing.T) {
 			if s.Error != "" {
 				errs++
 			}
-			if s.Failed() {
+			if s.Devbulk != "" || s.Kernel != "" || !knownComplaints(s) {
 				t.Errorf("%s N=%d: devbulk %q, kernel %q, findings %+v", p, s.N, s.Devbulk, s.Kernel, s.Findings)
 			}
+			complaints += len(s.Findings)
 		}
 		// A request through the kernel's netlink allocates tens of times;
-		// a create's failures reach the user as errors (a group delete's,
-		// measured on 6.1.192, never do: the kernel goes on without what
-		// it could not allocate).
-		if last == nil || last.Injected || injected < 10 || p == faults.Create && errs == 0 {
+		// some of each path's failures reach the user as errors (the
+		// first fails the sendmsg itself), most of a delete's and a move's
+		// do not: the kernel goes on without what it could not allocate.
+		if last == nil || last.Injected || injected < 10 || errs == 0 {
 			t.Errorf("%s: %d faults injected, %d errors, last step %+v; want a sweep to a request that runs whole", p, injected, errs, last)
 		}
 	}
-	if r.code != 0 || rep.Unread != "" {
-		t.Errorf("exit %d, kernel log unread %q\n%s", r.code, rep.Unread, r.stderr)
+	want := 0 // exit 1 when the kernel complained
+	if complaints > 0 {
+		want = 1
 	}
+	if r.code != want || rep.Unread != "" {
+		t.Errorf("exit %d with %d complaints (want %d), kernel log unread %q\n%s", r.code, complaints, want, rep.Unread, r.stderr)
+	}
+}
+
+// knownComplaints says whether a step's complaints are all the one the
+// sweep found in 6.1.192 (docs/findings.md): in a move, the WARN_ON after
+// device_rename in __dev_change_net_namespace. Any other is a failure.
+func knownComplaints(s faults.Step) bool {
+	for _, f := range s.Findings {
+		if s.Path != faults.Move || !strings.Contains(f.Title(), "at net/core/dev.c") || !strings.Contains(f.Title(), "__dev_change_net_namespace") {
+			return false
+		}
+	}
+	return true
 }
 
 func TestSourceBadInput(t *testing.T) {
