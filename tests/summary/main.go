@@ -1,6 +1,7 @@
 // Command summary reads `go test -json` events (as gotestsum's --jsonfile
 // writes them), prints per package how many tests passed, skipped and
-// failed, and fails when a test was skipped for a reason that the expected
+// failed, then the ten slowest tests (the suite's time is watched run by
+// run, CI's too), and fails when a test was skipped for a reason that the expected
 // list does not name: CI must not pass because the tests did not run.
 //
 //	go run ./tests/summary -expected tests/expected-skips events.json
@@ -26,6 +27,13 @@ type event struct {
 	Package string
 	Test    string
 	Output  string
+	Elapsed float64 // seconds, on a test's pass or fail
+}
+
+// timed is a top-level test and how long it ran.
+type timed struct {
+	seconds float64
+	name    string // its package's last element, a dot, the test
 }
 
 type counts struct{ passed, skipped, failed int }
@@ -40,11 +48,12 @@ var guestLine = regexp.MustCompile(`: in the VM: (\d+) passed, (\d+) skipped, (\
 // tally reads events and counts the tests' outcomes, and each skip with
 // its reason: the last "file_test.go:N: message" line the test printed.
 // The VM guests' own counts are summed under the package "(VM guests)".
-func tally(r io.Reader) (map[string]*counts, []skip, error) {
+func tally(r io.Reader) (map[string]*counts, []skip, []timed, error) {
 	byPkg := map[string]*counts{}
 	guests := &counts{}
 	last := map[string]string{} // package/test → last t.Log/t.Skip message
 	var skips []skip
+	var times []timed
 	msg := regexp.MustCompile(`^\s+\S+_test\.go:\d+: (.*)$`)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -73,10 +82,15 @@ func tally(r io.Reader) (map[string]*counts, []skip, error) {
 				fmt.Sscan(m[1]+" "+m[2]+" "+m[3], &p, &s, &f)
 				guests.passed, guests.skipped, guests.failed = guests.passed+p, guests.skipped+s, guests.failed+f
 			}
-		case "pass":
-			c.passed++
-		case "fail":
-			c.failed++
+		case "pass", "fail":
+			if e.Action == "pass" {
+				c.passed++
+			} else {
+				c.failed++
+			}
+			if !strings.Contains(e.Test, "/") {
+				times = append(times, timed{e.Elapsed, e.Package[strings.LastIndex(e.Package, "/")+1:] + "." + e.Test})
+			}
 		case "skip":
 			c.skipped++
 			skips = append(skips, skip{e.Package, e.Test, last[key]})
@@ -85,7 +99,7 @@ func tally(r io.Reader) (map[string]*counts, []skip, error) {
 	if *guests != (counts{}) {
 		byPkg[guestPkg] = guests
 	}
-	return byPkg, skips, sc.Err()
+	return byPkg, skips, times, sc.Err()
 }
 
 // guestPkg names the VM guests' row; it sorts after the packages and is
@@ -114,7 +128,7 @@ func expected(path string) ([]*regexp.Regexp, error) {
 }
 
 func run(events io.Reader, allowed []*regexp.Regexp, w io.Writer) error {
-	byPkg, skips, err := tally(events)
+	byPkg, skips, times, err := tally(events)
 	if err != nil {
 		return err
 	}
@@ -142,6 +156,7 @@ func run(events io.Reader, allowed []*regexp.Regexp, w io.Writer) error {
 		row(guestPkg, g)
 	}
 	tw.Flush()
+	writeSlowest(w, times, 10)
 	var bad []string
 	for _, s := range skips {
 		ok := false
@@ -162,6 +177,15 @@ func run(events io.Reader, allowed []*regexp.Regexp, w io.Writer) error {
 		return errors.New("no test ran")
 	}
 	return nil
+}
+
+// writeSlowest prints the n slowest tests, slowest first.
+func writeSlowest(w io.Writer, times []timed, n int) {
+	sort.SliceStable(times, func(i, j int) bool { return times[i].seconds > times[j].seconds })
+	fmt.Fprintf(w, "the %d slowest tests:\n", min(n, len(times)))
+	for _, t := range times[:min(n, len(times))] {
+		fmt.Fprintf(w, "%8.1f s  %s\n", t.seconds, t.name)
+	}
 }
 
 func main() {
