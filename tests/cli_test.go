@@ -296,6 +296,13 @@ func TestUnsupportedExitsFour(t *testing.T) {
 			}
 		}
 	}
+	// A move sweep of a kind whose runs devbulk does not move: refused
+	// before anything else, saying why.
+	for kind, why := range map[string]string{"bridge": "the kernel keeps a bridge in its namespace", "macvlan": "a run's lower devices would stay behind"} {
+		if r := run(t, t.TempDir(), "faults", "--kind", kind, "--path", "create,move"); r.code != 4 || !strings.Contains(r.stderr, "devbulk does not move a run of "+kind+" ("+why+")") {
+			t.Errorf("faults --kind %s --path move: exit %d, stderr %q; want 4 saying why", kind, r.code, r.stderr)
+		}
+	}
 	// Fault injection outside devbulk's VM: refused, whatever the kernel.
 	if r := run(t, t.TempDir(), "faults", "--kind", "ifb"); r.code != 4 || !strings.Contains(r.stderr, "devbulk does it only in its VM") {
 		t.Errorf("faults on the host: exit %d, stderr %q; want 4 and the reason", r.code, r.stderr)

@@ -93,7 +93,11 @@ func faultPaths(c *cli.Context, k *devices.Kind) ([]faults.Path, error) {
 		case !slices.Contains(faults.Paths, path) || slices.Contains(paths, path):
 			return nil, usagef("--path %q: %q is not a new path of create, delete, move", c.String("path"), p)
 		case !slices.Contains(can, path):
-			return nil, devbulk.NotSupported("--path %s: devbulk does not move a run of %s (the kernel keeps a bridge in its namespace; a run's lower devices would stay behind)", p, k.Name)
+			why := "a run's lower devices would stay behind"
+			if k.NetnsLocal {
+				why = "the kernel keeps a " + k.Name + " in its namespace"
+			}
+			return nil, devbulk.NotSupported("--path %s: devbulk does not move a run of %s (%s)", p, k.Name, why)
 		default:
 			paths = append(paths, path)
 		}
