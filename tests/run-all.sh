@@ -49,7 +49,7 @@ export DEVBULK_KSELFTEST=$ktools/tools/testing/selftests
 # reaches tests/prebuild: on a fresh machine the source tests wait for it.
 # There it is then a cache hit. Its outcome is said at the end.
 prebuild_log=$(mktemp /tmp/devbulk-prebuild-XXXXXX.log)
-go test -tags root -count=1 ./tests/prebuild >"$prebuild_log" 2>&1 &
+go test -tags root -count=1 -timeout 75m ./tests/prebuild >"$prebuild_log" 2>&1 &
 prebuild=$!
 trap 'kill $prebuild 2>/dev/null || true' EXIT # a step below failed: not left building
 
