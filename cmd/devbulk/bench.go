@@ -2,14 +2,12 @@ package main
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/devbulk/devbulk"
 	"github.com/devbulk/devbulk/batch"
 	"github.com/devbulk/devbulk/bench"
 	"github.com/devbulk/devbulk/check"
@@ -186,10 +184,11 @@ func runBench(c *cli.Context, o bench.Options) error {
 		}
 		err = firstSaying(err, werr)
 	}
-	if n := report.Complaints(); err == nil && n > 0 {
-		return &exitError{exitFailed, fmt.Errorf("the kernel complained %s during the bench: findings in the report's kernel log", devbulk.Plural(n, "time"))}
+	var seen watch // the bench watched the log itself: its report holds it
+	if report != nil {
+		seen.kernel = report.KernelLog
 	}
-	return err
+	return seen.verdict(c, err)
 }
 
 func writeReport(c *cli.Context, r *bench.Report) error {
