@@ -6,7 +6,9 @@
 //
 //   - the kernel's: everything the step made can still be freed (its
 //     throwaway namespaces are freed within a deadline, so no device in them
-//     is waiting to become free), and no complaint in its log (kernlog);
+//     is waiting to become free), each namespace's /sys/class/net lists
+//     exactly its links (a failed rename leaves a stale entry), and no
+//     complaint in its log (kernlog);
 //   - devbulk's: the request's error is reported, a device that exists
 //     is in a record (runs), and devbulk's own delete finishes the run.
 //

@@ -19,8 +19,8 @@ func faultsCommand() *cli.Command {
 		Description: "In devbulk's VM only, on a kernel with fault injection (devbulk's kernel from source has it):\n" +
 			"devbulk vm --kernel 'src:TREE' -- faults --kind dummy. For each path, N = 1, 2, ... until the request runs\n" +
 			"whole: the kernel fails the Nth fault point of the request; then devbulk's own delete must finish the run,\n" +
-			"every device left must have been in a record, the step's namespaces must be freed, and the kernel must not\n" +
-			"complain (docs/findings.md). Exit 1 when a step broke one of these.",
+			"every device left must have been in a record, the step's namespaces must be freed, their sysfs must list\n" +
+			"exactly their links, and the kernel must not complain (docs/findings.md). Exit 1 when a step broke one of these.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "kind", Value: "dummy", Usage: "the kind of the run's devices"},
 			&cli.StringFlag{Name: "count", Value: "2", Usage: "devices a run (1..100): the request carries them all"},
