@@ -114,13 +114,22 @@ func (p *Phase) FillRates() {
 }
 
 // latencies summarizes the latencies of the requests that got an answer.
-func latencies(res []nlbatch.Result) *Latency {
+func latencies(res []nlbatch.Result) *Latency { return summarize(sentLatencies(res)) }
+
+// sentLatencies are the latencies of the requests that were sent and
+// answered.
+func sentLatencies(res []nlbatch.Result) []int64 {
 	var ds []int64
 	for _, r := range res {
 		if r.Sent && r.Err != nlbatch.ErrAckLost {
 			ds = append(ds, r.Latency.Nanoseconds())
 		}
 	}
+	return ds
+}
+
+// summarize is the distribution of latencies ds (nil when there are none).
+func summarize(ds []int64) *Latency {
 	if len(ds) == 0 {
 		return nil
 	}
