@@ -275,29 +275,41 @@ func newSpace() (*space, error) {
 	}
 	d.Hold(conn)
 	s := &space{d: d, conn: conn}
-	if s.own, err = s.devices(); err != nil {
+	own, err := s.devices()
+	if err != nil {
 		d.Release()
 		return nil, err
+	}
+	for _, l := range own {
+		s.own = append(s.own, l.Name)
 	}
 	return s, nil
 }
 
 // recordTrue checks devbulk's promise after the faulted request: a device
-// of the run that exists is in a record of its namespace. The throwaway
-// namespaces hold only the run's devices, and their own.
+// of the run that exists is in a record of its namespace, or is a moved
+// veth's peer, which stays where it was made and goes with the veth
+// (docs/safety.md): a veth there whose peer is in another of the step's
+// namespaces, one a record names. The throwaway namespaces hold only the
+// run's devices, and their own.
 func recordTrue(store *runs.Store, spaces []*space) string {
 	recs, _, err := store.Load()
 	if err != nil {
 		return err.Error()
 	}
-	for _, s := range spaces {
+	recorded := make([]bool, len(spaces))
+	for i, s := range spaces {
+		recorded[i] = slices.ContainsFunc(recs, func(r *runs.Record) bool { return r.Touches(s.d.NS.ID) })
+	}
+	for i, s := range spaces {
 		left, err := s.devices()
 		if err != nil {
 			return err.Error()
 		}
-		recorded := slices.ContainsFunc(recs, func(r *runs.Record) bool { return r.Touches(s.d.NS.ID) })
-		if len(left) > 0 && !recorded {
-			return fmt.Sprintf("%d devices left (%s…) in a namespace no record names", len(left), left[0])
+		elsewhere := slices.Contains(recorded[:i], true) || slices.Contains(recorded[i+1:], true)
+		left = slices.DeleteFunc(left, func(l nlbatch.Link) bool { return elsewhere && l.Kind == "veth" && l.HasParentNetns })
+		if len(left) > 0 && !recorded[i] {
+			return fmt.Sprintf("%d devices left (%s…) in a namespace no record names", len(left), left[0].Name)
 		}
 	}
 	return ""
@@ -332,19 +344,13 @@ func finish(ctx context.Context, store *runs.Store, spaces []*space) string {
 	return ""
 }
 
-// devices names the namespace's devices but its own.
-func (s *space) devices() ([]string, error) {
+// devices are the namespace's devices but its own.
+func (s *space) devices() ([]nlbatch.Link, error) {
 	links, err := s.conn.Links()
 	if err != nil {
 		return nil, fmt.Errorf("listing the step's devices: %w", err)
 	}
-	var names []string
-	for _, l := range links {
-		if !slices.Contains(s.own, l.Name) {
-			names = append(names, l.Name)
-		}
-	}
-	return names, nil
+	return slices.DeleteFunc(links, func(l nlbatch.Link) bool { return slices.Contains(s.own, l.Name) }), nil
 }
 
 // split takes the kernel's notes of the injected fault out of a step's
