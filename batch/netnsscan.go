@@ -93,7 +93,7 @@ func dependentsIn(dl Dialer, path string) ([]dependent, error) {
 		if l.ParentNetnsID != id {
 			continue
 		}
-		d := dependent{name: named(l), on: l.Parent, index: l.Index, peer: isPeerKind(l.Kind)}
+		d := dependent{name: named(l), on: l.Parent, index: l.Index, peer: devices.Paired(l.Kind)}
 		out = append(out, d)
 		if !d.peer {
 			continue
@@ -113,16 +113,9 @@ func dependentsIn(dl Dialer, path string) ([]dependent, error) {
 func awayPeers(mine []nlbatch.Link) map[int32]int32 {
 	out := map[int32]int32{}
 	for _, l := range mine {
-		if l.HasParentNetns && l.Parent != 0 && isPeerKind(l.Kind) {
+		if l.HasParentNetns && l.Parent != 0 && devices.Paired(l.Kind) {
 			out[l.Index] = l.Parent
 		}
 	}
 	return out
-}
-
-// isPeerKind reports whether links of kind come in pairs (veth), whose
-// IFLA_LINK names the other end.
-func isPeerKind(kind string) bool {
-	k, err := devices.Lookup(kind)
-	return err == nil && k.Peers
 }

@@ -107,6 +107,13 @@ func Lookup(name string) (*Kind, error) {
 	return nil, fmt.Errorf("unknown kind %q (valid: %s)", name, strings.Join(Names(), ", "))
 }
 
+// Paired reports whether links of the kind named so come in pairs (veth),
+// whose IFLA_LINK names the other end.
+func Paired(name string) bool {
+	k, err := Lookup(name)
+	return err == nil && k.Peers
+}
+
 // Where is every kind keep says yes to, sorted by name.
 func Where(keep func(*Kind) bool) []*Kind {
 	var out []*Kind

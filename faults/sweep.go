@@ -307,7 +307,7 @@ func recordTrue(store *runs.Store, spaces []*space) string {
 			return err.Error()
 		}
 		elsewhere := slices.Contains(recorded[:i], true) || slices.Contains(recorded[i+1:], true)
-		left = slices.DeleteFunc(left, func(l nlbatch.Link) bool { return elsewhere && l.Kind == "veth" && l.HasParentNetns })
+		left = slices.DeleteFunc(left, func(l nlbatch.Link) bool { return elsewhere && devices.Paired(l.Kind) && l.HasParentNetns })
 		if len(left) > 0 && !recorded[i] {
 			return fmt.Sprintf("%d devices left (%s…) in a namespace no record names", len(left), left[0].Name)
 		}
