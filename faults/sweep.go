@@ -154,11 +154,14 @@ func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st
 		st.Devbulk = err.Error()
 		return st
 	}
+	sysfs := func(when string) {
+		if v := sysfsTrue(spaces); v != "" && st.Kernel == "" {
+			st.Kernel = when + v
+		}
+	}
 	// A namespace the kernel allocates where a freed one with a stale
 	// entry was inherits it: that is an earlier step's doing.
-	if v := sysfsTrue(spaces); v != "" {
-		st.Kernel = "before the request (an earlier step's): " + v
-	}
+	sysfs("before the request (an earlier step's): ")
 	f := &nlbatch.Fault{Type: request[p], N: n}
 	err = o.faulted(ctx, store, p, f, spaces)
 	st.Injected = f.Injected
@@ -176,11 +179,6 @@ func (o Options) step(ctx context.Context, store *runs.Store, p Path, n int) (st
 	}
 	if v := recordTrue(store, spaces); v != "" && st.Devbulk == "" {
 		st.Devbulk = v
-	}
-	sysfs := func(when string) {
-		if v := sysfsTrue(spaces); v != "" && st.Kernel == "" {
-			st.Kernel = when + v
-		}
 	}
 	sysfs("after the request: ")
 	if v := finish(ctx, store, spaces); v != "" && st.Devbulk == "" {
