@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // records turns the lines of a report as the kernel printed it into
@@ -157,5 +158,21 @@ func TestInjectedFaultSite(t *testing.T) {
 	}
 	if got := (Finding{Text: []string{"WARNING: x"}}).Site(3); got != "" {
 		t.Errorf("a report without a trace has site %q", got)
+	}
+}
+
+// What Stop costs the command that ends a watch, the reader already
+// waiting in its poll (a poll timeout there once made every Stop wait up
+// to 100 ms: the scripted create's and delete's largest cost).
+func BenchmarkStop(b *testing.B) {
+	if s := Watch(nil).Stop(); s.Unread != "" {
+		b.Skip(s.Unread)
+	}
+	for range b.N {
+		b.StopTimer()
+		w := Watch(nil)
+		time.Sleep(time.Millisecond) // the reader reaches its poll
+		b.StartTimer()
+		w.Stop()
 	}
 }

@@ -1,9 +1,9 @@
 package kernlog
 
 import (
+	"encoding/binary"
 	"errors"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,8 +13,11 @@ type Watcher struct {
 	noise  Noise
 	fd     int
 	unread string // why the log could not be read
-	stop   chan struct{}
-	done   chan struct{}
+	// wake is an eventfd beside the log in the reader's poll: Stop writes
+	// it to end the watch at once (a poll timeout made every command wait
+	// up to its length at the end).
+	wake int
+	done chan struct{}
 
 	mu    sync.Mutex // the log is read under it, so that a phase's records are its own
 	phase string
@@ -28,7 +31,7 @@ const kmsg = "/dev/kmsg"
 // Watch starts reading the kernel's log at its end. Where the log cannot
 // be read (no /dev/kmsg, not allowed), the Watcher's summary says why.
 func Watch(noise Noise) *Watcher {
-	w := &Watcher{noise: noise, fd: -1, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &Watcher{noise: noise, fd: -1, wake: -1, done: make(chan struct{})}
 	fd, err := unix.Open(kmsg, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err == nil {
 		if _, err = unix.Seek(fd, 0, unix.SEEK_END); err != nil {
@@ -40,7 +43,14 @@ func Watch(noise Noise) *Watcher {
 		w.unread = kmsg + ": " + err.Error()
 		return w
 	}
-	w.fd = fd
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		unix.Close(fd)
+		close(w.done)
+		w.unread = "eventfd: " + err.Error()
+		return w
+	}
+	w.fd, w.wake = fd, wake
 	go w.follow()
 	return w
 }
@@ -62,12 +72,13 @@ func (w *Watcher) Stop() Summary {
 	if w.fd < 0 {
 		return Summary{Unread: w.unread}
 	}
-	close(w.stop)
+	unix.Write(w.wake, binary.NativeEndian.AppendUint64(nil, 1)) // cannot fail: the counter is far from its limit
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.drain()
 	unix.Close(w.fd)
+	unix.Close(w.wake)
 	return w.summary()
 }
 
@@ -85,17 +96,18 @@ func (w *Watcher) summary() Summary {
 	return s
 }
 
-// follow reads records as the kernel writes them, until Stop.
+// follow reads records as the kernel writes them, until Stop wakes it.
 func (w *Watcher) follow() {
 	defer close(w.done)
-	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}}
+	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}, {Fd: int32(w.wake), Events: unix.POLLIN}}
 	for {
-		select {
-		case <-w.stop:
-			return
-		default:
-		}
-		if n, err := unix.Poll(fds, int((100 * time.Millisecond).Milliseconds())); n > 0 || err != nil {
+		n, err := unix.Poll(fds, -1)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil || fds[1].Revents != 0:
+			return // Stop reads what is left
+		case n > 0:
 			w.mu.Lock()
 			w.drain()
 			w.mu.Unlock()

@@ -2,8 +2,11 @@
 # Times devbulk's scripted path against iproute2's as whole processes:
 # create N ifb in a fresh named netns (devbulk create vs ip -batch of the
 # same adds), and delete them by group (devbulk delete --strategy group vs
-# ip link del group). Rounds are interleaved, the order alternates, and
-# each round's namespace is emptied and removed (untimed) before the next.
+# ip link del group). A third tool, ip-checked, is iproute2 paying for the
+# one check devbulk cannot do without: a link dump of the namespace (ip
+# link show) right before its ip link del group. Rounds are interleaved,
+# the order rotates, and each round's namespace is emptied and removed
+# (untimed) before the next.
 # Prints Go benchmark lines for benchstat:
 #   tests/scripted-parity.sh ./devbulk 2000 10 > out.txt
 #   go run golang.org/x/perf/cmd/benchstat -col /tool out.txt
@@ -26,7 +29,7 @@ for ((i = 0; i < count; i++)); do echo "link add dbk$i group 9 type ifb"; done >
 ns=dbkpar
 
 now() { date +%s%N; }
-# one TOOL: a timed create, a timed group delete, an emptied and removed netns
+# one TOOL (devbulk, ip, ip-checked): a timed create, a timed group delete, an emptied and removed netns
 one() {
 	ip netns add $ns
 	local t0 t1 t2
@@ -38,6 +41,7 @@ one() {
 	else
 		ip -n $ns -batch "$work/adds"
 		t1=$(now)
+		if [ "$1" = ip-checked ]; then ip -n $ns link show >/dev/null; fi
 		ip -n $ns link del group 9
 	fi
 	t2=$(now)
@@ -47,6 +51,7 @@ one() {
 	echo "BenchmarkScripted/phase=create/tool=$1 1 $((t1 - t0)) ns/op"
 	echo "BenchmarkScripted/phase=delete-group/tool=$1 1 $((t2 - t1)) ns/op"
 }
+tools=(devbulk ip ip-checked)
 for ((r = 0; r < rounds; r++)); do
-	if ((r % 2 == 0)); then one devbulk; one ip; else one ip; one devbulk; fi
+	for ((k = 0; k < ${#tools[@]}; k++)); do one "${tools[(r + k) % ${#tools[@]}]}"; done
 done
