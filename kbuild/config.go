@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // guestConfig is devbulk's fragment: what its VM guest and every scenario
@@ -125,8 +126,11 @@ func makeIn(ctx context.Context, srcDir, build string, args ...string) (string, 
 	return run(ctx, "", "make", append([]string{"-C", srcDir, "O=" + build}, args...)...)
 }
 
-var option = regexp.MustCompile(`^(CONFIG_[A-Za-z0-9_]+)=(.*)$`)
-var unset = regexp.MustCompile(`^# (CONFIG_[A-Za-z0-9_]+) is not set$`)
+// Compiled when a .config is first read, not at every command's start.
+var (
+	option = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(CONFIG_[A-Za-z0-9_]+)=(.*)$`) })
+	unset  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^# (CONFIG_[A-Za-z0-9_]+) is not set$`) })
+)
 
 // readConfig reads a .config or fragment: each option's value ("n" where
 // it is not set).
@@ -141,9 +145,9 @@ func readConfig(path string) (map[string]string, []string, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if m := option.FindStringSubmatch(line); m != nil {
+		if m := option().FindStringSubmatch(line); m != nil {
 			vals[m[1]], order = m[2], append(order, m[1])
-		} else if m := unset.FindStringSubmatch(line); m != nil {
+		} else if m := unset().FindStringSubmatch(line); m != nil {
 			vals[m[1]], order = "n", append(order, m[1])
 		}
 	}

@@ -50,7 +50,7 @@ func (f Finding) Site(depth int) string {
 			continue
 		}
 		fn, _, _ := strings.Cut(l, "+")
-		if reportFrames.MatchString(fn) {
+		if reportFrames().MatchString(fn) {
 			continue
 		}
 		if fns = append(fns, fn); len(fns) == depth {

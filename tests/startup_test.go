@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"testing"
 )
 
@@ -40,6 +42,31 @@ func BenchmarkStartupMinimalGo(b *testing.B) {
 	for b.Loop() {
 		if err := exec.Command(bin).Run(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// No package of devbulk's does work at init that every command pays for
+// (a regular expression compiled there costs hundreds of allocations and
+// a millisecond or two of each start; kernlog's classes once cost ~2 ms):
+// what a package needs it makes when first used. Counted in allocations,
+// which do not depend on the machine's speed; 100 is several times what a
+// package's tables and flags take.
+func TestInitAllocatesLittle(t *testing.T) {
+	cmd := exec.Command(binary(t), "--version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	line := regexp.MustCompile(`(?m)^init (github\.com/devbulk/devbulk\S*|main) @.* (\d+) allocs$`)
+	inits := line.FindAllStringSubmatch(string(out), -1)
+	if len(inits) < 5 {
+		t.Fatalf("%d of devbulk's packages in the init trace, want all of them:\n%s", len(inits), out)
+	}
+	for _, m := range inits {
+		if n, _ := strconv.Atoi(m[2]); n > 100 {
+			t.Errorf("package %s allocates %d times at init: make what it needs when first used", m[1], n)
 		}
 	}
 }
