@@ -92,7 +92,7 @@ func (c *Conn) ExecuteWith(ctx context.Context, reqs [][]byte, o ExecOptions) ([
 	}
 	st := Stats{Requests: len(reqs), FirstWindow: window}
 	res := make([]Result, len(reqs))
-	pending := make(map[uint32]int, window)
+	pending := make(map[uint32]int, min(window, len(reqs))) // a lookup of one device on a window of 2048: one entry
 
 	for i := 0; i < len(reqs); {
 		if err := ctx.Err(); err != nil {
