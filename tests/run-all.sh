@@ -93,5 +93,11 @@ if ! wait $prebuild; then
 	cat "$prebuild_log" >&2
 	status=1
 fi
-rm -f "$events" "$prebuild_log"
+rm -f "$prebuild_log"
+if [ "$status" -ne 0 ]; then
+	# A test that stalled and was stopped (SIGQUIT) has its goroutines in here.
+	echo "the tests' events (go test -json), kept: $events" >&2
+else
+	rm -f "$events"
+fi
 exit $status
